@@ -1,0 +1,107 @@
+# vcluster: a virtual cluster lab.  `make` builds everything incrementally.
+#   make deps    install the Debian packages (root)
+#   make         QEMU, fabricd, vcluster, guest image
+#   make check   all tests, ending with "N passed, N failed"
+#   make demo    deps, build, boot a 4-node cluster, run the demo, shut down
+#   make bench-platform   boot and exec timings -> build/bench/platform.tsv
+
+B := build
+CC := gcc
+GLIB_CFLAGS := $(shell pkg-config --cflags glib-2.0 gio-2.0 gio-unix-2.0 2>/dev/null)
+GLIB_LIBS := $(shell pkg-config --libs glib-2.0 gio-2.0 gio-unix-2.0 2>/dev/null)
+JSON_CFLAGS := $(shell pkg-config --cflags json-glib-1.0 2>/dev/null)
+JSON_LIBS := $(shell pkg-config --libs json-glib-1.0 2>/dev/null)
+WARN := -Wall -Wextra -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd $(GLIB_CFLAGS)
+
+QEMU := $(B)/qemu/qemu-system-x86_64
+IMAGE := $(B)/image/initramfs.cpio.gz
+
+.PHONY: all deps qemu tools image check check-unit demo bench bench-platform clean distclean
+
+all: qemu tools image
+
+deps:
+	@./scripts/deps.sh
+
+# --- QEMU: Debian's 7.2 source with qemu-hw/ linked in as hw/vcluster ---
+qemu:
+	@./scripts/build-qemu.sh
+
+# --- host tools (C + glib) ---
+FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard qemu-hw/fabricd/*.c))
+FABRIC_LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FABRIC_LIB_SRC))
+VCLUSTER_SRC := $(wildcard images/vcluster/*.c)
+VCLUSTER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(VCLUSTER_SRC))
+HOST_BINS := $(B)/bin/fabricd $(B)/bin/fabricctl $(B)/bin/vcluster
+
+tools: $(HOST_BINS)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -c $< -o $@
+
+$(VCLUSTER_OBJ): HOST_CFLAGS += $(JSON_CFLAGS)
+
+$(B)/lib/libfabric.a: $(FABRIC_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/fabricd: $(B)/obj/qemu-hw/fabricd/fabricd.o $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
+
+$(B)/bin/fabricctl: $(B)/obj/qemu-hw/fabricd/fabricctl.o $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
+
+$(B)/bin/vcluster: $(VCLUSTER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
+
+# --- guest programs (run inside the VMs; same glibc as the host) ---
+GUEST_TOOL_SRC := $(wildcard images/guest-tools/*.c)
+GUEST_TOOLS := $(patsubst images/guest-tools/%.c,$(B)/guest/bin/%,$(GUEST_TOOL_SRC))
+
+$(B)/guest/bin/%: images/guest-tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
+
+# --- guest image: rebuilt only when its inputs change ---
+IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) $(GUEST_TOOLS)
+
+image: $(IMAGE)
+
+$(IMAGE): $(IMAGE_INPUTS)
+	./images/mkimage.sh $(B)/image $(B)/guest
+
+# --- tests ---
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+
+check-unit: $(UNIT_BINS)
+	@./tests/run.sh unit
+
+check: all $(UNIT_BINS)
+	@./tests/run.sh all
+
+demo: deps all
+	@./scripts/demo.sh
+
+bench: bench-platform
+
+bench-platform: all
+	@./tests/bench/platform.sh
+
+clean:
+	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench
+
+distclean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

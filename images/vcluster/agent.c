@@ -1,0 +1,140 @@
+/* qemu-guest-agent client: sync, guest-exec and guest-exec-status. */
+#include "vcluster.h"
+
+
+gboolean agent_send_sync(JsonChan *ch, gint64 id, GError **err)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "execute");
+    json_builder_add_string_value(b, "guest-sync-delimited");
+    json_builder_set_member_name(b, "arguments");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "id");
+    json_builder_add_int_value(b, id);
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) msg = json_builder_get_root(b);
+
+    /* A leading 0xff makes the agent discard any partial request. */
+    return jsonchan_send(ch, "\xff", msg, err);
+}
+
+gboolean agent_wait_sync(JsonChan *ch, gint64 id, gint64 deadline_us,
+                         GError **err)
+{
+    for (;;) {
+        g_autoptr(JsonNode) reply = jsonchan_recv(ch, deadline_us, err);
+        if (!reply) {
+            return FALSE;
+        }
+        JsonObject *o = json_node_get_object(reply);
+        if (json_object_has_member(o, "return") &&
+            json_object_get_int_member(o, "return") == id) {
+            return TRUE;
+        }
+    }
+}
+
+/*
+ * The agent channel may hold stale bytes from an earlier client, so open it
+ * with guest-sync-delimited: the agent answers with 0xff then our id.
+ */
+JsonChan *agent_open(const char *sock_path, gint64 deadline_us, GError **err)
+{
+    JsonChan *ch = jsonchan_connect(sock_path, err);
+    gint64 id = g_random_int_range(1, G_MAXINT32);
+
+    if (ch && agent_send_sync(ch, id, err) &&
+        agent_wait_sync(ch, id, deadline_us, err)) {
+        return ch;
+    }
+    if (err && *err) {
+        g_prefix_error(err, "guest agent: ");
+    }
+    jsonchan_close(ch);
+    return NULL;
+}
+
+gint64 agent_exec_start(JsonChan *ch, char **argv, gboolean capture,
+                        GBytes *input, GError **err)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "path");
+    json_builder_add_string_value(b, argv[0]);
+    json_builder_set_member_name(b, "arg");
+    json_builder_begin_array(b);
+    for (int i = 1; argv[i]; i++) {
+        json_builder_add_string_value(b, argv[i]);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "capture-output");
+    json_builder_add_boolean_value(b, capture);
+    if (input && g_bytes_get_size(input)) {
+        gsize len;
+        const guchar *data = g_bytes_get_data(input, &len);
+        g_autofree char *b64 = g_base64_encode(data, len);
+        json_builder_set_member_name(b, "input-data");
+        json_builder_add_string_value(b, b64);
+    }
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) args = json_builder_get_root(b);
+
+    g_autoptr(JsonNode) ret = jsonchan_call(
+        ch, "guest-exec", args, g_get_monotonic_time() + 30 * G_USEC_PER_SEC,
+        err);
+    if (!ret) {
+        return -1;
+    }
+    return json_object_get_int_member(json_node_get_object(ret), "pid");
+}
+
+static GBytes *decode_b64_member(JsonObject *o, const char *member)
+{
+    const char *s = json_object_get_string_member_with_default(o, member, "");
+    gsize len = 0;
+    guchar *data = *s ? g_base64_decode(s, &len) : NULL;
+    return g_bytes_new_take(data, len);
+}
+
+gboolean agent_exec_poll(JsonChan *ch, gint64 pid, AgentExecResult *res,
+                         GError **err)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "pid");
+    json_builder_add_int_value(b, pid);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) args = json_builder_get_root(b);
+
+    g_autoptr(JsonNode) ret = jsonchan_call(
+        ch, "guest-exec-status", args,
+        g_get_monotonic_time() + 30 * G_USEC_PER_SEC, err);
+    if (!ret) {
+        return FALSE;
+    }
+    JsonObject *o = json_node_get_object(ret);
+    if (!json_object_get_boolean_member_with_default(o, "exited", FALSE)) {
+        return FALSE;
+    }
+    if (json_object_has_member(o, "signal")) {
+        res->exitcode = 128 + (int)json_object_get_int_member(o, "signal");
+    } else {
+        res->exitcode = (int)json_object_get_int_member_with_default(
+            o, "exitcode", 0);
+    }
+    res->out = decode_b64_member(o, "out-data");
+    res->err = decode_b64_member(o, "err-data");
+    res->truncated =
+        json_object_get_boolean_member_with_default(o, "out-truncated",
+                                                    FALSE) ||
+        json_object_get_boolean_member_with_default(o, "err-truncated", FALSE);
+    return TRUE;
+}
+
+void agent_exec_result_clear(AgentExecResult *res)
+{
+    g_clear_pointer(&res->out, g_bytes_unref);
+    g_clear_pointer(&res->err, g_bytes_unref);
+}

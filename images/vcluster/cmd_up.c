@@ -1,0 +1,349 @@
+/* vcluster up / down. */
+#include "vcluster.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = sig;
+}
+
+static void rm_rf(const char *path)
+{
+    if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
+        !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+        const char *e;
+        while (d && (e = g_dir_read_name(d))) {
+            g_autofree char *child = g_build_filename(path, e, NULL);
+            rm_rf(child);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Stop every node and fabric this cluster may have, then drop its run dir. */
+static void teardown(Cluster *c)
+{
+    for (int i = 0; i < c->nodes; i++) {
+        if (c->mode == VC_MODE_LIBVIRT) {
+            libvirt_remove_node(c, i);
+        } else {
+            node_stop_direct(c, i);
+        }
+    }
+    for (int f = 0; c->fabrics && c->fabrics[f]; f++) {
+        fabric_stop(c, c->fabrics[f]);
+    }
+    rm_rf(c->dir);
+}
+
+static gboolean cluster_has_live_parts(Cluster *c)
+{
+    for (int i = 0; i < c->nodes; i++) {
+        if (node_alive(c, i)) {
+            return TRUE;
+        }
+    }
+    for (int f = 0; c->fabrics[f]; f++) {
+        if (fabric_alive(c, c->fabrics[f])) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static void report_boot_failure(Cluster *c, int node, const char *why)
+{
+    g_autofree char *log = cluster_node_file(c, node, "serial.log");
+    g_autofree char *tail = file_tail(log, 20);
+    g_printerr("vcluster: node%d failed to boot: %s\n"
+               "--- last lines of %s ---\n%s\n---\n", node, why, log, tail);
+}
+
+typedef struct {
+    JsonChan *ch;
+    gint64 sync_id;
+    gint64 last_sync_us;
+    gboolean up;
+} BootWait;
+
+/* Wait until every guest agent answers; FALSE (with a report) otherwise. */
+static gboolean wait_for_agents(Cluster *c, gint64 start_us, int timeout_s)
+{
+    BootWait *w = g_new0(BootWait, c->nodes);
+    int up = 0;
+    gint64 deadline = start_us + (gint64)timeout_s * G_USEC_PER_SEC;
+    gboolean ok = TRUE;
+
+    while (up < c->nodes) {
+        if (interrupted) {
+            g_printerr("vcluster: interrupted; cleaning up\n");
+            ok = FALSE;
+            break;
+        }
+        if (g_get_monotonic_time() > deadline) {
+            for (int i = 0; i < c->nodes; i++) {
+                if (!w[i].up) {
+                    g_autofree char *why = g_strdup_printf(
+                        "guest agent silent after %d s", timeout_s);
+                    report_boot_failure(c, i, why);
+                }
+            }
+            ok = FALSE;
+            break;
+        }
+        for (int i = 0; i < c->nodes && ok; i++) {
+            if (w[i].up) {
+                continue;
+            }
+            if (!node_alive(c, i)) {
+                report_boot_failure(c, i, "QEMU exited");
+                ok = FALSE;
+                break;
+            }
+            gint64 now = g_get_monotonic_time();
+            if (!w[i].ch) {
+                g_autofree char *sock = cluster_node_file(c, i, "qga.sock");
+                w[i].ch = jsonchan_connect(sock, NULL);
+                w[i].sync_id = g_random_int_range(1, G_MAXINT32);
+                w[i].last_sync_us = 0;
+                if (!w[i].ch) {
+                    continue;
+                }
+            }
+            /* Resend now and then: a sync sent before the agent ran is lost. */
+            if (now - w[i].last_sync_us > 2 * G_USEC_PER_SEC) {
+                if (!agent_send_sync(w[i].ch, w[i].sync_id, NULL)) {
+                    g_clear_pointer(&w[i].ch, jsonchan_close);
+                    continue;
+                }
+                w[i].last_sync_us = now;
+            }
+            g_autoptr(GError) err = NULL;
+            if (agent_wait_sync(w[i].ch, w[i].sync_id, now + 20000, &err)) {
+                g_autofree char *ip = cluster_node_ip(i);
+                w[i].up = TRUE;
+                up++;
+                g_print("node%d: up in %.1f s (%s)\n", i,
+                        (g_get_monotonic_time() - start_us) / 1e6, ip);
+                fflush(stdout);
+            } else if (err && err->code != ETIMEDOUT) {
+                g_clear_pointer(&w[i].ch, jsonchan_close);
+            }
+        }
+        if (!ok) {
+            break;
+        }
+        vc_sleep_ms(50);
+    }
+    for (int i = 0; i < c->nodes; i++) {
+        jsonchan_close(w[i].ch);
+    }
+    g_free(w);
+    return ok;
+}
+
+int cmd_up(int argc, char **argv)
+{
+    int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = 300;
+    g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
+    gboolean use_libvirt = FALSE;
+    GOptionEntry entries[] = {
+        { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
+          "N" },
+        { "fabric", 0, 0, G_OPTION_ARG_STRING, &fabric,
+          "fabric kinds, comma separated (default eth)", "KINDS" },
+        { "mem", 0, 0, G_OPTION_ARG_INT, &mem, "memory per VM in MiB", "MB" },
+        { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
+          "auto (default), tcg or kvm", "ACCEL" },
+        { "libvirt", 0, 0, G_OPTION_ARG_NONE, &use_libvirt,
+          "create libvirt domains on qemu:///system", NULL },
+        { "name", 0, 0, G_OPTION_ARG_STRING, &name,
+          "cluster name (default vc)", "NAME" },
+        { "timeout", 0, 0, G_OPTION_ARG_INT, &timeout,
+          "seconds to wait for every guest agent (default 300)", "S" },
+        { NULL }
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- boot a cluster");
+    g_autoptr(GError) err = NULL;
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        g_printerr("vcluster up: %s (see: vcluster up --help)\n",
+                   err->message);
+        return 2;
+    }
+    if (argc > 1) {
+        g_printerr("vcluster up: unexpected argument '%s'\n", argv[1]);
+        return 2;
+    }
+    if (nodes < 1 || nodes > VC_MAX_NODES) {
+        g_printerr("vcluster up: -n %d: a cluster has 1 to %d nodes\n", nodes,
+                   VC_MAX_NODES);
+        return 2;
+    }
+    if (mem < 64 || mem > 16384) {
+        g_printerr("vcluster up: --mem %d: use 64 to 16384 MiB\n", mem);
+        return 2;
+    }
+    if (timeout < 1) {
+        g_printerr("vcluster up: --timeout must be positive\n");
+        return 2;
+    }
+    g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
+    for (int i = 0; kinds[i]; i++) {
+        if (!fabric_kind_supported(kinds[i])) {
+            g_printerr("vcluster up: --fabric %s: unknown or not yet "
+                       "available fabric kind (available: eth)\n", kinds[i]);
+            return 2;
+        }
+    }
+    g_autofree char *cname = g_strdup(name ? name : VC_DEFAULT_NAME);
+    if (!vc_name_valid(cname, &err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        return 2;
+    }
+
+    VcPaths paths;
+    if (!vc_paths_find(&paths, &err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        vc_paths_clear(&paths);
+        return 1;
+    }
+
+    /* A live cluster of that name is an error; a dead one is cleaned up. */
+    Cluster *old = cluster_load(cname, NULL);
+    if (old) {
+        if (cluster_has_live_parts(old)) {
+            g_printerr("vcluster up: cluster '%s' is already up; "
+                       "run: vcluster down --name %s\n", cname, cname);
+            cluster_free(old);
+            vc_paths_clear(&paths);
+            return 1;
+        }
+        g_print("vcluster: removing stale state of cluster '%s'\n", cname);
+        teardown(old);
+        cluster_free(old);
+    }
+
+    Cluster *c = cluster_new(cname);
+    c->nodes = nodes;
+    c->mem_mb = mem;
+    c->mode = use_libvirt ? VC_MODE_LIBVIRT : VC_MODE_DIRECT;
+    c->fabrics = g_strdupv(kinds);
+    g_autofree char *why = NULL;
+    c->accel = accel_choose(accel ? accel : "auto", &paths, &why, &err);
+    int rc = 1;
+    if (!c->accel) {
+        g_printerr("vcluster up: %s\n", err->message);
+        goto out;
+    }
+    if (use_libvirt && !libvirt_ensure_daemon(&err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        goto out;
+    }
+
+    struct sigaction sa = { .sa_handler = on_interrupt };
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    gint64 start = g_get_monotonic_time();
+    g_print("cluster %s: %d nodes, fabric %s, accel %s (%s), %s\n", cname,
+            nodes, fabric ? fabric : "eth", c->accel, why,
+            use_libvirt ? "libvirt qemu:///system" : "direct QEMU");
+    if (g_mkdir_with_parents(c->dir, 0755) < 0) {
+        g_printerr("vcluster up: mkdir %s: %s\n", c->dir, g_strerror(errno));
+        goto out;
+    }
+    for (int i = 0; i < nodes; i++) {
+        g_autofree char *dir = cluster_node_dir(c, i);
+        g_mkdir_with_parents(dir, 0755);
+    }
+    /* Saved early, so that `down` can clean up whatever got started. */
+    cluster_save(c, NULL);
+
+    for (int f = 0; c->fabrics[f]; f++) {
+        if (!fabric_start(c, &paths, c->fabrics[f], &err)) {
+            g_printerr("vcluster up: %s\n", err->message);
+            goto fail;
+        }
+        cluster_save(c, NULL);
+    }
+    for (int i = 0; i < nodes && !interrupted; i++) {
+        gboolean ok = use_libvirt ? libvirt_start_node(c, &paths, i, &err)
+                                  : node_start_direct(c, &paths, i, &err);
+        cluster_save(c, NULL);
+        if (!ok) {
+            g_printerr("vcluster up: node%d: %s\n", i, err->message);
+            goto fail;
+        }
+    }
+    if (!wait_for_agents(c, start, timeout)) {
+        goto fail;
+    }
+    g_print("cluster %s: %d nodes up in %.1f s (accel %s)\n", cname, nodes,
+            (g_get_monotonic_time() - start) / 1e6, c->accel);
+    rc = 0;
+    goto out;
+
+fail:
+    teardown(c);
+    g_printerr("vcluster up: cluster '%s' stopped and removed\n", cname);
+out:
+    cluster_free(c);
+    vc_paths_clear(&paths);
+    return interrupted && rc ? 130 : rc;
+}
+
+int cmd_down(int argc, char **argv)
+{
+    g_autofree char *name = NULL;
+    gboolean all = FALSE;
+    GOptionEntry entries[] = {
+        { "name", 0, 0, G_OPTION_ARG_STRING, &name, "cluster name", "NAME" },
+        { "all", 0, 0, G_OPTION_ARG_NONE, &all, "every cluster", NULL },
+        { NULL }
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- stop a cluster and remove its run directory");
+    g_autoptr(GError) err = NULL;
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        g_printerr("vcluster down: %s\n", err->message);
+        return 2;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    if (all) {
+        g_autoptr(GDir) d = g_dir_open(vc_run_base(), 0, NULL);
+        const char *e;
+        while (d && (e = g_dir_read_name(d))) {
+            g_ptr_array_add(names, g_strdup(e));
+        }
+    } else {
+        g_ptr_array_add(names, cluster_default_name(name));
+    }
+    int rc = 0;
+    for (guint i = 0; i < names->len; i++) {
+        Cluster *c = cluster_load(names->pdata[i], &err);
+        if (!c) {
+            g_printerr("vcluster down: %s\n", err->message);
+            g_clear_error(&err);
+            rc = 1;
+            continue;
+        }
+        gint64 start = g_get_monotonic_time();
+        teardown(c);
+        g_print("cluster %s: down in %.1f s\n", c->name,
+                (g_get_monotonic_time() - start) / 1e6);
+        cluster_free(c);
+    }
+    return rc;
+}

@@ -1,0 +1,98 @@
+/* The fabricd instances of a cluster: one per fabric kind. */
+#include "vcluster.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const supported_kinds[] = { "eth", NULL };
+
+gboolean fabric_kind_supported(const char *kind)
+{
+    return g_strv_contains(supported_kinds, kind);
+}
+
+char *fabric_ctl_socket(Cluster *c, const char *kind)
+{
+    g_autofree char *dir = cluster_fabric_dir(c, kind);
+    return g_build_filename(dir, "ctl.sock", NULL);
+}
+
+static char *fabric_group(const char *kind)
+{
+    return g_strdup_printf("fabric.%s", kind);
+}
+
+static pid_t fabric_pid(Cluster *c, const char *kind)
+{
+    g_autofree char *group = fabric_group(kind);
+    return (pid_t)g_key_file_get_integer(c->state, group, "pid", NULL);
+}
+
+gboolean fabric_alive(Cluster *c, const char *kind)
+{
+    return proc_alive(fabric_pid(c, kind));
+}
+
+gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
+                      GError **err)
+{
+    g_autofree char *dir = cluster_fabric_dir(c, kind);
+    g_autofree char *log = g_build_filename(dir, "fabricd.log", NULL);
+    g_autofree char *ctl = fabric_ctl_socket(c, kind);
+    g_autofree char *nodes = g_strdup_printf("%d", c->nodes);
+    g_autofree char *group = fabric_group(kind);
+
+    if (g_mkdir_with_parents(dir, 0755) < 0) {
+        g_set_error(err, VC_ERROR, errno, "mkdir %s: %s", dir,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, p->fabricd);
+    g_ptr_array_add(argv, "--kind");
+    g_ptr_array_add(argv, (char *)kind);
+    g_ptr_array_add(argv, "--nodes");
+    g_ptr_array_add(argv, nodes);
+    g_ptr_array_add(argv, "--dir");
+    g_ptr_array_add(argv, dir);
+    const char *seed = g_getenv("VCLUSTER_SEED");
+    if (seed && *seed) {
+        g_ptr_array_add(argv, "--seed");
+        g_ptr_array_add(argv, (char *)seed);
+    }
+    g_ptr_array_add(argv, NULL);
+    pid_t pid = proc_spawn_daemon((char **)argv->pdata, log, err);
+    g_ptr_array_free(argv, TRUE);
+    if (pid < 0) {
+        return FALSE;
+    }
+    g_key_file_set_integer(c->state, group, "pid", pid);
+    g_key_file_set_string(c->state, group, "dir", dir);
+
+    /* fabricd creates ctl.sock last: once it answers, every socket is up. */
+    for (int waited = 0; waited < 10000; waited += 20) {
+        JsonChan *probe = jsonchan_connect(ctl, NULL);
+        if (probe) {
+            jsonchan_close(probe);
+            return TRUE;
+        }
+        if (!proc_alive(pid)) {
+            break;
+        }
+        vc_sleep_ms(20);
+    }
+    g_autofree char *tail = file_tail(log, 10);
+    g_set_error(err, VC_ERROR, 0, "fabricd (%s) did not start:\n%s", kind,
+                tail);
+    proc_stop(pid, 1000);
+    return FALSE;
+}
+
+void fabric_stop(Cluster *c, const char *kind)
+{
+    pid_t pid = fabric_pid(c, kind);
+    if (pid > 0 && !proc_stop(pid, 3000)) {
+        g_printerr("vcluster: fabricd %s (pid %d) did not stop\n", kind,
+                   (int)pid);
+    }
+}

@@ -1,0 +1,26 @@
+/* QMP client: greeting and capability negotiation. */
+#include "vcluster.h"
+
+JsonChan *qmp_open(const char *sock_path, gint64 deadline_us, GError **err)
+{
+    JsonChan *ch = jsonchan_connect(sock_path, err);
+    if (!ch) {
+        return NULL;
+    }
+    g_autoptr(JsonNode) greeting = jsonchan_recv(ch, deadline_us, err);
+    if (!greeting ||
+        !json_object_has_member(json_node_get_object(greeting), "QMP")) {
+        if (greeting) {
+            g_set_error(err, VC_ERROR, 0, "%s: not a QMP socket", sock_path);
+        }
+        jsonchan_close(ch);
+        return NULL;
+    }
+    g_autoptr(JsonNode) ret = jsonchan_call(ch, "qmp_capabilities", NULL,
+                                            deadline_us, err);
+    if (!ret) {
+        jsonchan_close(ch);
+        return NULL;
+    }
+    return ch;
+}

@@ -1,0 +1,146 @@
+/* vcluster: boots and drives an N-VM cluster (direct QEMU or libvirt). */
+#ifndef VCLUSTER_H
+#define VCLUSTER_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <sys/types.h>
+
+#define VC_MAX_NODES 64
+#define VC_DEFAULT_NAME "vc"
+#define VC_DEFAULT_MEM_MB 256
+#define VC_NET_PREFIX "10.77.0"         /* node I is VC_NET_PREFIX.(I+1) */
+
+/* ---- jsonchan.c: newline-delimited JSON over a unix stream socket ---- */
+typedef struct JsonChan JsonChan;
+
+JsonChan *jsonchan_connect(const char *path, GError **err);
+void jsonchan_close(JsonChan *ch);
+gboolean jsonchan_send(JsonChan *ch, const char *prefix, JsonNode *msg,
+                       GError **err);
+/* Next JSON object, waiting until the monotonic deadline (g_get_monotonic_time). */
+JsonNode *jsonchan_recv(JsonChan *ch, gint64 deadline_us, GError **err);
+/* Send {"execute":cmd,"arguments":args}; return "return" member or error. */
+JsonNode *jsonchan_call(JsonChan *ch, const char *cmd, JsonNode *args,
+                        gint64 deadline_us, GError **err);
+
+/* ---- agent.c: qemu-guest-agent client ---- */
+typedef struct {
+    int exitcode;               /* 128+signal when killed by a signal */
+    GBytes *out;
+    GBytes *err;
+    gboolean truncated;
+} AgentExecResult;
+
+JsonChan *agent_open(const char *sock_path, gint64 deadline_us, GError **err);
+gboolean agent_send_sync(JsonChan *ch, gint64 id, GError **err);
+/* TRUE once the reply to our sync id arrives (older replies are skipped). */
+gboolean agent_wait_sync(JsonChan *ch, gint64 id, gint64 deadline_us,
+                         GError **err);
+gint64 agent_exec_start(JsonChan *ch, char **argv, gboolean capture,
+                        GBytes *input, GError **err);
+/* TRUE when finished (res filled), FALSE while running, or on error. */
+gboolean agent_exec_poll(JsonChan *ch, gint64 pid, AgentExecResult *res,
+                         GError **err);
+void agent_exec_result_clear(AgentExecResult *res);
+
+/* ---- qmp.c ---- */
+JsonChan *qmp_open(const char *sock_path, gint64 deadline_us, GError **err);
+
+/* ---- cluster.c: run directory and state ---- */
+typedef enum { VC_MODE_DIRECT, VC_MODE_LIBVIRT } VcMode;
+
+typedef struct {
+    char *name;
+    char *dir;                  /* run directory */
+    VcMode mode;
+    int nodes;
+    int mem_mb;
+    char *accel;
+    char **fabrics;             /* NULL-terminated kinds, e.g. {"eth"} */
+    GKeyFile *state;
+} Cluster;
+
+/* Locations of the build outputs this tool launches. */
+typedef struct {
+    char *top;
+    char *qemu;
+    char *fabricd;
+    char *fabricctl;
+    char *kernel;
+    char *initrd;
+} VcPaths;
+
+const char *vc_run_base(void);
+gboolean vc_name_valid(const char *name, GError **err);
+char *vc_cluster_dir(const char *name);
+gboolean vc_paths_find(VcPaths *p, GError **err);
+void vc_paths_clear(VcPaths *p);
+
+Cluster *cluster_new(const char *name);
+Cluster *cluster_load(const char *name, GError **err);
+gboolean cluster_save(Cluster *c, GError **err);
+void cluster_free(Cluster *c);
+char *cluster_node_dir(Cluster *c, int node);
+char *cluster_node_file(Cluster *c, int node, const char *file);
+char *cluster_fabric_dir(Cluster *c, const char *kind);
+char *cluster_domain_name(Cluster *c, int node);
+char *cluster_node_ip(int node);
+/* Pick the cluster: explicit name, $VCLUSTER_NAME, the only one, or "vc". */
+char *cluster_default_name(const char *given);
+/* Parse "3", "node3" or "all" into a list of node ids. */
+GArray *cluster_parse_nodes(Cluster *c, const char *spec, GError **err);
+
+/* ---- proc.c: processes ---- */
+gboolean proc_alive(pid_t pid);
+pid_t proc_read_pidfile(const char *path);
+/* SIGTERM, wait up to timeout_ms, then SIGKILL.  TRUE if it is gone. */
+gboolean proc_stop(pid_t pid, int timeout_ms);
+pid_t proc_spawn_daemon(char **argv, const char *log_path, GError **err);
+char *file_tail(const char *path, int lines);
+void vc_sleep_ms(int ms);
+
+/* ---- fabric.c: fabricd instances of a cluster ---- */
+gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
+                      GError **err);
+void fabric_stop(Cluster *c, const char *kind);
+gboolean fabric_alive(Cluster *c, const char *kind);
+char *fabric_ctl_socket(Cluster *c, const char *kind);
+gboolean fabric_kind_supported(const char *kind);
+
+/* ---- node.c: the QEMU of each node ---- */
+/* Arguments our cluster needs whatever starts QEMU (direct or libvirt). */
+GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node);
+char *node_kernel_cmdline(Cluster *c, int node);
+gboolean node_start_direct(Cluster *c, const VcPaths *p, int node,
+                           GError **err);
+void node_stop_direct(Cluster *c, int node);
+gboolean node_alive(Cluster *c, int node);
+const char *node_state(Cluster *c, int node);
+
+/* ---- libvirt.c ---- */
+gboolean libvirt_ensure_daemon(GError **err);
+gboolean libvirt_start_node(Cluster *c, const VcPaths *p, int node,
+                            GError **err);
+void libvirt_remove_node(Cluster *c, int node);
+char *libvirt_node_state(Cluster *c, int node);
+char *libvirt_domain_xml(Cluster *c, const VcPaths *p, int node);
+
+/* ---- accel.c ---- */
+/* Resolve "auto"|"tcg"|"kvm" to the accelerator to use; *why says why. */
+char *accel_choose(const char *requested, const VcPaths *p, char **why,
+                   GError **err);
+
+/* ---- commands ---- */
+int cmd_up(int argc, char **argv);
+int cmd_down(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_console(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_fabricctl(const char *what, int argc, char **argv);
+
+#define VC_ERROR (vc_error_quark())
+GQuark vc_error_quark(void);
+
+#endif

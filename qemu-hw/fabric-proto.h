@@ -1,0 +1,210 @@
+/*
+ * vcluster fabric wire protocol: the one definition shared by the QEMU
+ * devices (through the fabric-link client) and fabricd.
+ *
+ * A frame is a fixed 32-byte little-endian header followed by `len` payload
+ * bytes whose meaning the device and fabric kind define.  docs/wire-protocol.md
+ * describes every field.  Encoding is done byte by byte so the header has no
+ * padding or host-endianness assumptions.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef VCLUSTER_FABRIC_PROTO_H
+#define VCLUSTER_FABRIC_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FABRIC_MAGIC            0x42464356u     /* "VCFB" on the wire */
+#define FABRIC_VERSION          1
+#define FABRIC_HDR_LEN          32
+#define FABRIC_MAX_PAYLOAD      (64 * 1024 + 256)
+
+/* Node id meaning "none": a routed frame, or a frame from the fabric. */
+#define FABRIC_NODE_NONE        0xffffu
+/* Destination meaning "every node" (barrier release, broadcast). */
+#define FABRIC_NODE_ALL         0xfffeu
+#define FABRIC_MAX_NODES        1024
+
+enum fabric_kind {
+    FABRIC_KIND_ETH = 1,        /* Ethernet between virtio-net NICs */
+    FABRIC_KIND_PS1 = 2,        /* ParaStation board ring/torus */
+    FABRIC_KIND_MYRINET = 3,    /* LANai cards through crossbar switches */
+    FABRIC_KIND_TELEGRAPHOS = 4,
+    FABRIC_KIND_MAX = FABRIC_KIND_TELEGRAPHOS,
+};
+
+enum fabric_type {
+    FABRIC_TYPE_DATA = 1,       /* a packet between devices */
+    FABRIC_TYPE_CREDIT = 2,     /* flow-control credit back to a sender */
+    FABRIC_TYPE_BARRIER = 3,    /* barrier arrival / release */
+    FABRIC_TYPE_SYNC = 4,       /* virtual-time grant (lock-step) */
+    FABRIC_TYPE_CONTROL = 5,    /* hello and link management */
+    FABRIC_TYPE_MAX = FABRIC_TYPE_CONTROL,
+};
+
+/* Header flags. */
+#define FABRIC_F_ROUTED         0x01    /* payload starts with route bytes */
+#define FABRIC_F_CORRUPTED      0x02    /* set by fabricd on a corrupted copy */
+#define FABRIC_F_FLAGS_MASK     0x03
+
+typedef struct FabricHdr {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t kind;
+    uint8_t type;
+    uint8_t flags;
+    uint16_t src;
+    uint16_t dst;
+    uint32_t len;
+    uint64_t send_time_ns;      /* sender's QEMU_CLOCK_VIRTUAL */
+    uint64_t deliver_time_ns;   /* stamped by fabricd's timing model */
+} FabricHdr;
+
+/* Why fabric_hdr_decode() rejected a header. */
+enum fabric_hdr_error {
+    FABRIC_HDR_OK = 0,
+    FABRIC_HDR_BAD_MAGIC,
+    FABRIC_HDR_BAD_VERSION,
+    FABRIC_HDR_BAD_KIND,
+    FABRIC_HDR_BAD_TYPE,
+    FABRIC_HDR_BAD_FLAGS,
+    FABRIC_HDR_BAD_LEN,
+};
+
+static inline void fabric_put_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = v;
+    p[1] = v >> 8;
+}
+
+static inline void fabric_put_le32(uint8_t *p, uint32_t v)
+{
+    fabric_put_le16(p, v);
+    fabric_put_le16(p + 2, v >> 16);
+}
+
+static inline void fabric_put_le64(uint8_t *p, uint64_t v)
+{
+    fabric_put_le32(p, v);
+    fabric_put_le32(p + 4, v >> 32);
+}
+
+static inline uint16_t fabric_get_le16(const uint8_t *p)
+{
+    return p[0] | (uint16_t)p[1] << 8;
+}
+
+static inline uint32_t fabric_get_le32(const uint8_t *p)
+{
+    return fabric_get_le16(p) | (uint32_t)fabric_get_le16(p + 2) << 16;
+}
+
+static inline uint64_t fabric_get_le64(const uint8_t *p)
+{
+    return fabric_get_le32(p) | (uint64_t)fabric_get_le32(p + 4) << 32;
+}
+
+static inline void fabric_hdr_encode(const FabricHdr *h, uint8_t *buf)
+{
+    fabric_put_le32(buf + 0, FABRIC_MAGIC);
+    buf[4] = FABRIC_VERSION;
+    buf[5] = h->kind;
+    buf[6] = h->type;
+    buf[7] = h->flags;
+    fabric_put_le16(buf + 8, h->src);
+    fabric_put_le16(buf + 10, h->dst);
+    fabric_put_le32(buf + 12, h->len);
+    fabric_put_le64(buf + 16, h->send_time_ns);
+    fabric_put_le64(buf + 24, h->deliver_time_ns);
+}
+
+/*
+ * Decode and validate FABRIC_HDR_LEN bytes.  A bad magic, version or length
+ * means the byte stream can no longer be trusted; the other errors leave the
+ * stream in sync (the payload can be skipped).
+ */
+static inline enum fabric_hdr_error fabric_hdr_decode(const uint8_t *buf,
+                                                      FabricHdr *h)
+{
+    h->magic = fabric_get_le32(buf + 0);
+    h->version = buf[4];
+    h->kind = buf[5];
+    h->type = buf[6];
+    h->flags = buf[7];
+    h->src = fabric_get_le16(buf + 8);
+    h->dst = fabric_get_le16(buf + 10);
+    h->len = fabric_get_le32(buf + 12);
+    h->send_time_ns = fabric_get_le64(buf + 16);
+    h->deliver_time_ns = fabric_get_le64(buf + 24);
+
+    if (h->magic != FABRIC_MAGIC) {
+        return FABRIC_HDR_BAD_MAGIC;
+    }
+    if (h->version != FABRIC_VERSION) {
+        return FABRIC_HDR_BAD_VERSION;
+    }
+    if (h->len > FABRIC_MAX_PAYLOAD) {
+        return FABRIC_HDR_BAD_LEN;
+    }
+    if (h->kind == 0 || h->kind > FABRIC_KIND_MAX) {
+        return FABRIC_HDR_BAD_KIND;
+    }
+    if (h->type == 0 || h->type > FABRIC_TYPE_MAX) {
+        return FABRIC_HDR_BAD_TYPE;
+    }
+    if (h->flags & ~FABRIC_F_FLAGS_MASK) {
+        return FABRIC_HDR_BAD_FLAGS;
+    }
+    return FABRIC_HDR_OK;
+}
+
+/* True when the stream must be closed rather than the frame skipped. */
+static inline bool fabric_hdr_error_is_fatal(enum fabric_hdr_error e)
+{
+    return e == FABRIC_HDR_BAD_MAGIC || e == FABRIC_HDR_BAD_VERSION ||
+           e == FABRIC_HDR_BAD_LEN;
+}
+
+static inline const char *fabric_hdr_error_str(enum fabric_hdr_error e)
+{
+    switch (e) {
+    case FABRIC_HDR_OK:
+        return "ok";
+    case FABRIC_HDR_BAD_MAGIC:
+        return "bad magic";
+    case FABRIC_HDR_BAD_VERSION:
+        return "unsupported version";
+    case FABRIC_HDR_BAD_KIND:
+        return "unknown fabric kind";
+    case FABRIC_HDR_BAD_TYPE:
+        return "unknown frame type";
+    case FABRIC_HDR_BAD_FLAGS:
+        return "unknown flags";
+    case FABRIC_HDR_BAD_LEN:
+        return "payload too long";
+    }
+    return "?";
+}
+
+/*
+ * CONTROL frames start with a one-byte opcode.  A device opens its link with
+ * HELLO (payload: opcode, then its node id as le16); fabricd answers
+ * HELLO_ACK (opcode, le16 node count) or REJECT (opcode, reason text).
+ */
+enum fabric_control_op {
+    FABRIC_CTL_HELLO = 1,
+    FABRIC_CTL_HELLO_ACK = 2,
+    FABRIC_CTL_REJECT = 3,
+};
+
+/*
+ * The eth kind carries QEMU's `-netdev stream` framing instead: a 4-byte
+ * big-endian length, then one Ethernet frame.
+ */
+#define FABRIC_ETH_LEN_PREFIX   4
+#define FABRIC_ETH_MIN_FRAME    14
+#define FABRIC_ETH_MAX_FRAME    (64 * 1024)
+
+#endif

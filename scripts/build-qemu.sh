@@ -1,0 +1,56 @@
+#!/bin/sh
+# Build our QEMU: Debian's qemu 7.2 source (cached outside the tree) plus qemu-hw/.
+# Incremental: the source is unpacked and configured once; ninja rebuilds what changed.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${VCLUSTER_CACHE:-/var/cache/vcluster}/qemu-src
+src=$top/build/qemu-src
+bld=$top/build/qemu
+
+die() { echo "build-qemu: $*" >&2; exit 1; }
+
+if ! ls "$cache"/qemu_7.2*.dsc >/dev/null 2>&1; then
+	command -v apt-get >/dev/null || die "apt-get not found"
+	mkdir -p "$cache" || die "cannot create $cache; run: sudo make deps"
+	echo "build-qemu: fetching Debian's qemu 7.2 source into $cache"
+	(cd "$cache" && apt-get source --download-only -q 'qemu=1:7.2*' >/dev/null) ||
+		die "apt-get source qemu failed; run: sudo make deps (it enables deb-src)"
+fi
+dsc=$(ls "$cache"/qemu_7.2*.dsc | sort | tail -n 1)
+
+if [ ! -f "$src/.vcluster-prepared" ]; then
+	rm -rf "$src"
+	echo "build-qemu: unpacking $(basename "$dsc")"
+	dpkg-source -q -x "$dsc" "$src" >/dev/null 2>&1 || die "dpkg-source -x $dsc failed"
+	patch -s -d "$src" -p1 < "$top/qemu-hw/qemu-patch/vcluster.patch" ||
+		die "qemu-hw/qemu-patch/vcluster.patch does not apply"
+	touch "$src/.vcluster-prepared"
+fi
+# hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly.
+ln -sfn "$top/qemu-hw" "$src/hw/vcluster"
+
+if [ ! -f "$bld/build.ninja" ]; then
+	mkdir -p "$bld"
+	echo "build-qemu: configuring (x86_64-softmmu, TCG and KVM)"
+	# Debian's python3 and meson, whatever python an environment puts first in PATH.
+	(cd "$bld" && PATH=/usr/bin:/bin:$PATH "$src/configure" \
+		--target-list=x86_64-softmmu \
+		--without-default-features \
+		--enable-tcg --enable-kvm --enable-fdt=system \
+		--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++ --objcc=/usr/lib/ccache/gcc \
+		--disable-docs --disable-install-blobs --disable-werror \
+		--with-git-submodules=ignore \
+		--prefix=/usr \
+		--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
+		> "$bld/configure.log" 2>&1) || {
+		tail -n 30 "$bld/configure.log" >&2
+		rm -f "$bld/build.ninja"
+		die "configure failed (log: $bld/configure.log)"
+	}
+fi
+
+if ! ninja -C "$bld" qemu-system-x86_64 > "$bld/ninja.log" 2>&1; then
+	grep -v '^\[' "$bld/ninja.log" | tail -n 40 >&2
+	die "ninja failed (log: $bld/ninja.log)"
+fi

@@ -1,0 +1,111 @@
+#!/bin/sh
+# Cluster tests on 3 VMs over the eth fabric: tests/cluster/eth.sh direct|libvirt
+set -u
+. "$(dirname "$0")/../lib.sh"
+mode=${1:-direct}
+name=t-eth-$mode
+flags=""
+[ "$mode" = libvirt ] && flags="--libvirt"
+vc() { "$VCLUSTER" "$@"; }
+tmp=$(mktemp -d)
+cleanup() { vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+
+vc down --name "$name" >/dev/null 2>&1
+if ! vc up -n 3 --name "$name" --accel tcg $flags > "$tmp/up.log" 2>&1; then
+	fail "$mode: 3-node cluster boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
+	exit 0
+fi
+pass "$mode: 3-node cluster boots"
+export VCLUSTER_NAME=$name
+
+# Every node answers and status says so.
+check "$mode: status shows 3 answering nodes" \
+	sh -c "$VCLUSTER status | grep -c answering | grep -qx 3"
+
+if [ "$mode" = libvirt ]; then
+	check "$mode: virsh list shows the nodes" \
+		sh -c "virsh -q -c qemu:///system list --name | grep -c '^vc-$name-node' | grep -qx 3"
+fi
+
+# exec: output, stderr and exit codes come back like ssh.
+out=$(vc exec 1 -- 'echo hello from $(hostname); echo to-stderr >&2; exit 7' 2>"$tmp/err")
+rc=$?
+if [ "$rc" = 7 ] && [ "$out" = "hello from node1" ] && grep -qx to-stderr "$tmp/err"; then
+	pass "$mode: exec returns stdout, stderr and exit code"
+else
+	fail "$mode: exec returns stdout, stderr and exit code" "rc=$rc out='$out' err='$(cat "$tmp/err")'"
+fi
+check "$mode: exec true exits 0" vc exec node2 -- true
+check_fails "$mode: exec false fails" vc exec 0 -- false
+out=$(vc exec all -- hostname | sort | tr '\n' ' ')
+if [ "$out" = "node0: node0 node1: node1 node2: node2 " ]; then
+	pass "$mode: exec all runs on every node"
+else
+	fail "$mode: exec all runs on every node" "got '$out'"
+fi
+out=$(echo "piped input" | vc exec -i 0 -- cat)
+[ "$out" = "piped input" ] && pass "$mode: exec -i passes stdin" ||
+	fail "$mode: exec -i passes stdin" "got '$out'"
+vc exec 5 -- true 2>/dev/null
+[ $? = 2 ] && pass "$mode: exec on a node that does not exist is a usage error" ||
+	fail "$mode: exec on a node that does not exist is a usage error"
+
+# Ping matrix: every node reaches every other over the eth fabric.
+matrix_ok=1
+for a in 0 1 2; do
+	for b in 0 1 2; do
+		[ "$a" = "$b" ] && continue
+		if ! vc exec "$a" -- ping -c 1 -W 3 "node$b" >/dev/null 2>&1; then
+			matrix_ok=0
+			echo "  node$a cannot ping node$b"
+		fi
+	done
+done
+[ "$matrix_ok" = 1 ] && pass "$mode: ping matrix 3x3" || fail "$mode: ping matrix 3x3"
+check "$mode: no route off the cluster LAN" \
+	sh -c "$VCLUSTER exec 0 -- ip route | grep -qv default"
+
+# A 100% drop rule on link 0-1 breaks exactly that pair.
+pings() { vc exec "$1" -- ping -c 2 -W 2 "node$2" >/dev/null 2>&1; }
+rule=$(vc fault add '0-1 drop p=1' | sed -n 's/^rule //p')
+if [ -n "$rule" ]; then pass "$mode: fault rule added"; else fail "$mode: fault rule added"; fi
+check_fails "$mode: drop rule breaks node0 -> node1" pings 0 1
+check_fails "$mode: drop rule breaks node1 -> node0" pings 1 0
+check "$mode: drop rule leaves node0 -> node2" pings 0 2
+check "$mode: drop rule leaves node1 -> node2" pings 1 2
+check "$mode: counters show the dropped frames" \
+	sh -c "$VCLUSTER fault list | grep -E '^$rule .*fired=[1-9]'"
+vc fault del "$rule" >/dev/null
+check "$mode: removing the rule heals node0 -> node1" retry 5 pings 0 1
+
+# Link down and up.
+vc link down 1-2 >/dev/null
+check_fails "$mode: link down breaks node1 -> node2" pings 1 2
+check "$mode: link down leaves node0 -> node2" pings 0 2
+vc link up 1-2 >/dev/null
+check "$mode: link up heals node1 -> node2" retry 5 pings 1 2
+
+# Capture: 3 echo requests and 3 replies between node0 and node2.
+vc capture start "$tmp/cap.pcapng" >/dev/null
+vc exec 0 -- ping -c 3 -W 2 node2 >/dev/null
+vc capture stop >/dev/null
+n=$(tshark -r "$tmp/cap.pcapng" -Y icmp 2>/dev/null | wc -l)
+[ "$n" = 6 ] && pass "$mode: capture opens in tshark with 6 ICMP frames" ||
+	fail "$mode: capture opens in tshark with 6 ICMP frames" "got $n"
+
+# No kernel warnings, oopses or bugs in any guest.
+bad=$(vc exec all -- "dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace' || true")
+[ -z "$bad" ] && pass "$mode: guest dmesg is clean" || fail "$mode: guest dmesg is clean" "$bad"
+
+# down removes everything.
+rundir=$(vc status | sed -n 's/^run directory: //p')
+vc down > /dev/null
+left=$(pgrep -f "vc-$name-node" | wc -l)
+[ "$left" = 0 ] && [ ! -e "$rundir" ] && pass "$mode: down leaves no QEMU and no run directory" ||
+	fail "$mode: down leaves no QEMU and no run directory" "qemu=$left dir=$rundir"
+if [ "$mode" = libvirt ]; then
+	check_fails "$mode: down removes the libvirt domains" \
+		sh -c "virsh -q -c qemu:///system list --all --name | grep '^vc-$name-'"
+fi
+check_fails "$mode: down leaves no fabricd" pgrep -f "fabricd.*$name/fabric-eth"

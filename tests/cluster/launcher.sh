@@ -1,0 +1,59 @@
+#!/bin/sh
+# vcluster's handling of bad input and failed boots: tests/cluster/launcher.sh MODE
+set -u
+. "$(dirname "$0")/../lib.sh"
+mode=${1:-direct}
+name=t-fail-$mode
+flags=""
+[ "$mode" = libvirt ] && flags="--libvirt"
+vc() { "$VCLUSTER" "$@"; }
+tmp=$(mktemp -d)
+trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+
+# usage_error NAME EXPECTED-TEXT ARGS...: exit 2 and a message naming the problem.
+usage_error() {
+	n=$1 text=$2; shift 2
+	vc "$@" > "$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q -- "$text" "$tmp/out" && [ "$(wc -l < "$tmp/out")" -le 3 ]; then
+		pass "$mode: $n"
+	else
+		fail "$mode: $n" "rc=$rc: $(head -c 300 "$tmp/out")"
+	fi
+}
+
+if [ "$mode" = direct ]; then
+	usage_error "up -n 0 is rejected" "1 to 64 nodes" up -n 0
+	usage_error "unknown fabric kind is rejected" "fabric kind" up --fabric nosuch
+	usage_error "bad --accel is rejected" "use auto, tcg or kvm" up --accel foo --name "$name"
+	usage_error "bad cluster name is rejected" "bad cluster name" up --name 'a/b'
+	usage_error "unknown command is rejected" "unknown command" frobnicate
+	usage_error "exec without -- is rejected" "usage" exec 0 ls
+	vc exec --name nosuch 0 -- true > "$tmp/out" 2>&1
+	[ $? = 255 ] && grep -q "no cluster named 'nosuch'" "$tmp/out" &&
+		pass "$mode: exec on a missing cluster names it" ||
+		fail "$mode: exec on a missing cluster names it" "$(cat "$tmp/out")"
+	"$FABRICCTL" -s "$tmp/none.sock" status > "$tmp/out" 2>&1
+	[ $? = 2 ] && grep -q "is the fabric running" "$tmp/out" &&
+		pass "$mode: fabricctl without a fabric says so" ||
+		fail "$mode: fabricctl without a fabric says so" "$(cat "$tmp/out")"
+fi
+
+# A guest that cannot boot in time: reported with its serial log, then
+# everything is removed.
+vc up -n 2 --name "$name" --accel tcg --timeout 2 $flags > "$tmp/out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "failed to boot" "$tmp/out" && grep -q -- "--- last lines of" "$tmp/out"; then
+	pass "$mode: failed boot is reported with the serial log tail"
+else
+	fail "$mode: failed boot is reported with the serial log tail" "rc=$rc $(tail -n 5 "$tmp/out" | tr '\n' ' ')"
+fi
+left=$(pgrep -f "vc-$name-node" | wc -l)
+fab=$(pgrep -f "fabricd.*/$name/" | wc -l)
+[ "$left" = 0 ] && [ "$fab" = 0 ] && [ ! -e "/run/vcluster/$name" ] &&
+	pass "$mode: failed boot leaves no QEMU, fabricd or run directory" ||
+	fail "$mode: failed boot leaves no QEMU, fabricd or run directory" "qemu=$left fabricd=$fab"
+if [ "$mode" = libvirt ]; then
+	check_fails "$mode: failed boot leaves no libvirt domain" \
+		sh -c "virsh -q -c qemu:///system list --all --name | grep '^vc-$name-'"
+fi
