@@ -7,7 +7,7 @@ build-essential ccache pkg-config git ninja-build meson python3 dpkg-dev
 libglib2.0-dev libjson-glib-dev libpixman-1-dev zlib1g-dev libfdt-dev
 seabios qemu-system-data ipxe-qemu
 linux-image-amd64 linux-headers-amd64 kmod
-busybox-static cpio zstd qemu-guest-agent
+busybox-static cpio zstd xz-utils qemu-guest-agent
 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 tshark iproute2 procps
 "

@@ -8,23 +8,24 @@ pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1${2:+ -- $2}"; }
 
 # check NAME CMD...: pass when CMD succeeds.
+# (sh has no locals: the _lib_ names keep callers' variables intact.)
 check() {
-	name=$1; shift
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 5 | tr '\n' ' ')"; fi
+	_lib_name=$1; shift
+	if _lib_out=$("$@" 2>&1); then pass "$_lib_name"; else fail "$_lib_name" "$(echo "$_lib_out" | tail -n 5 | tr '\n' ' ')"; fi
 }
 
 # check_fails NAME CMD...: pass when CMD fails.
 check_fails() {
-	name=$1; shift
-	if out=$("$@" 2>&1); then fail "$name" "unexpectedly succeeded: $(echo "$out" | tail -n 3 | tr '\n' ' ')"; else pass "$name"; fi
+	_lib_name=$1; shift
+	if _lib_out=$("$@" 2>&1); then fail "$_lib_name" "unexpectedly succeeded: $(echo "$_lib_out" | tail -n 3 | tr '\n' ' ')"; else pass "$_lib_name"; fi
 }
 
 # retry N CMD...: run CMD up to N times, a second apart, until it succeeds.
 retry() {
-	n=$1; shift
-	while [ "$n" -gt 0 ]; do
+	_lib_n=$1; shift
+	while [ "$_lib_n" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0
-		n=$((n - 1)); [ "$n" -gt 0 ] && sleep 1
+		_lib_n=$((_lib_n - 1)); [ "$_lib_n" -gt 0 ] && sleep 1
 	done
 	return 1
 }

@@ -194,6 +194,12 @@ int cmd_up(int argc, char **argv)
         g_printerr("vcluster up: --mem %d: use 64 to 16384 MiB\n", mem);
         return 2;
     }
+    if (accel && !g_strv_contains((const char *const[]){ "auto", "tcg", "kvm",
+                                                          NULL }, accel)) {
+        g_printerr("vcluster up: bad --accel '%s': use auto, tcg or kvm\n",
+                   accel);
+        return 2;
+    }
     if (timeout < 1) {
         g_printerr("vcluster up: --timeout must be positive\n");
         return 2;

@@ -178,27 +178,31 @@ gboolean libvirt_ensure_daemon(GError **err)
                     "libvirt is not installed; run: make deps");
         return FALSE;
     }
+    if (virsh(NULL, NULL, "uri", NULL)) {
+        return TRUE;
+    }
     if (!prepare_host(err)) {
         return FALSE;
     }
     if (!daemon_running("virtlogd") && !start_daemon("virtlogd", err)) {
         return FALSE;
     }
-    if (!daemon_running("libvirtd")) {
-        g_print("vcluster: starting libvirtd\n");
-        if (!start_daemon("libvirtd", err)) {
-            return FALSE;
+    /* A libvirtd that is still shutting down gets replaced once it is gone. */
+    for (int waited = 0; waited < 30000; waited += 100) {
+        if (!daemon_running("libvirtd")) {
+            g_print("vcluster: starting libvirtd\n");
+            if (!start_daemon("libvirtd", err)) {
+                return FALSE;
+            }
         }
-    }
-    for (int waited = 0; waited < 20000; waited += 100) {
         if (virsh(NULL, NULL, "uri", NULL)) {
             return TRUE;
         }
         vc_sleep_ms(100);
     }
     g_set_error(err, VC_ERROR, 0,
-                "libvirtd does not answer on %s (see /var/log/libvirt/)",
-                LIBVIRT_URI);
+                "libvirtd does not answer on %s "
+                "(see /var/log/libvirt/libvirtd.log)", LIBVIRT_URI);
     return FALSE;
 }
 

@@ -51,6 +51,6 @@ int main(int argc, char **argv)
                !strcmp(cmd, "link") || !strcmp(cmd, "fabric")) {
         return cmd_fabricctl(cmd, argc, argv);
     }
-    g_printerr("vcluster: unknown command '%s'\n%s", cmd, usage);
+    g_printerr("vcluster: unknown command '%s'; see: vcluster --help\n", cmd);
     return 2;
 }

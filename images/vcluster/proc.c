@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +24,19 @@ gboolean proc_alive(pid_t pid)
     }
     /* Reap it if it is our child, so a zombie does not count as alive. */
     waitpid(pid, NULL, WNOHANG);
-    return kill(pid, 0) == 0 || errno == EPERM;
+    if (kill(pid, 0) < 0 && errno != EPERM) {
+        return FALSE;
+    }
+    /* Not our child: a zombie waits for init to reap it, but is gone. */
+    g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+    g_autofree char *stat = NULL;
+    if (g_file_get_contents(path, &stat, NULL, NULL)) {
+        const char *end = strrchr(stat, ')');
+        if (end && end[1] == ' ' && end[2] == 'Z') {
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
 
 pid_t proc_read_pidfile(const char *path)

@@ -12,13 +12,13 @@ trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
 
 # usage_error NAME EXPECTED-TEXT ARGS...: exit 2 and a message naming the problem.
 usage_error() {
-	n=$1 text=$2; shift 2
+	_ue_name=$1 _ue_text=$2; shift 2
 	vc "$@" > "$tmp/out" 2>&1
 	rc=$?
-	if [ "$rc" = 2 ] && grep -q -- "$text" "$tmp/out" && [ "$(wc -l < "$tmp/out")" -le 3 ]; then
-		pass "$mode: $n"
+	if [ "$rc" = 2 ] && grep -q -- "$_ue_text" "$tmp/out" && [ "$(wc -l < "$tmp/out")" -le 3 ]; then
+		pass "$mode: $_ue_name"
 	else
-		fail "$mode: $n" "rc=$rc: $(head -c 300 "$tmp/out")"
+		fail "$mode: $_ue_name" "rc=$rc: $(head -c 300 "$tmp/out")"
 	fi
 }
 

@@ -1,0 +1,830 @@
+/*
+ * tcpbench -- small TCP throughput / latency benchmark for vcluster guests.
+ *
+ *   tcpbench server [-p PORT] [-1] [-T SECS]
+ *   tcpbench client HOST [-p PORT] [-r SECS] [-T SECS]
+ *            (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]
+ *            | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP])
+ *
+ * Output (client, one line on stdout):
+ *   stream bytes=<n> seconds=<t> MBps=<x>
+ *       t: from the first byte sent until the server confirmed it received
+ *       all n bytes; MBps = n / t / 1e6.
+ *   pingpong size=<s> rounds=<n> latency_us=<mean> min_us=<min> max_us=<max>
+ *       latencies are half round trips, over the n timed rounds (warm-up
+ *       rounds excluded); every echo is compared with what was sent.
+ *
+ * Sizes accept k/m/g suffixes (powers of 1024). Exit status: 0 success,
+ * 1 runtime error (connect failure, short read, timeout, data mismatch),
+ * 2 bad arguments.
+ *
+ * Wire protocol (all integers big-endian):
+ *   client -> server  hello: magic "TCPB" u32, version u32, mode u32,
+ *                     flags u32, size u64, count u64          (32 bytes)
+ *   server -> client  reply: magic u32, status u32 (0 = accepted)  (8 bytes)
+ *   stream:   client sends `size` bytes; server answers u64 bytes received.
+ *   pingpong: `count` rounds of `size` bytes client->server, echoed back.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_PORT "5001"
+#define MAGIC 0x54435042u /* "TCPB" */
+#define PROTO_VERSION 1u
+#define HELLO_LEN 32
+#define REPLY_LEN 8
+
+enum { MODE_STREAM = 1, MODE_PINGPONG = 2 };
+enum { FLAG_VERIFY = 1 };
+enum { ST_OK = 0, ST_BAD_VERSION = 1, ST_BAD_PARAMS = 2 };
+
+#define DEF_STREAM_BYTES (64ull << 20)
+#define DEF_BLOCK (128u << 10)
+#define MAX_BLOCK (64u << 20)
+#define DEF_PP_SIZE 1u
+#define MAX_PP_SIZE (64u << 20)
+#define DEF_ROUNDS 1000ull
+#define DEF_WARMUP 10ull
+#define DEF_TIMEOUT 60
+
+static const char *prog = "tcpbench";
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: %s server [-p PORT] [-1] [-T SECS]\n"
+        "       %s client HOST [-p PORT] [-r SECS] [-T SECS]\n"
+        "                 (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]\n"
+        "                 | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP])\n"
+        "\n"
+        "server:\n"
+        "  -p, --port PORT     TCP port (default " DEFAULT_PORT ")\n"
+        "  -1, --once          exit after one client (exit status = its result)\n"
+        "  -T, --timeout SECS  per-operation I/O timeout, 0 = none (default %d)\n"
+        "client:\n"
+        "  --stream            one-way throughput: prints\n"
+        "                        stream bytes=N seconds=T MBps=X\n"
+        "    -s, --size N      total bytes (default 64M)\n"
+        "    -b, --block N     bytes per send() (default 128K)\n"
+        "    --verify          server checks the data pattern (costs CPU)\n"
+        "  --pingpong          round-trip latency (TCP_NODELAY): prints\n"
+        "                        pingpong size=S rounds=N latency_us=L min_us=M max_us=X\n"
+        "    -s, --size N      message bytes (default 1)\n"
+        "    -n, --rounds N    timed rounds (default %llu)\n"
+        "    -w, --warmup N    untimed rounds first (default %llu)\n"
+        "  -p, --port PORT     server port (default " DEFAULT_PORT ")\n"
+        "  -r, --retry SECS    keep retrying the connection for SECS (default 0)\n"
+        "  -T, --timeout SECS  per-operation I/O timeout, 0 = none (default %d)\n"
+        "Sizes take k, m, g suffixes (x1024). HOST is a name (/etc/hosts) or address.\n",
+        prog, prog, DEF_TIMEOUT, DEF_ROUNDS, DEF_WARMUP, DEF_TIMEOUT);
+}
+
+static int bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_args(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(try '%s --help')\n", prog);
+    return 2;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Parse a size with optional k/m/g suffix (binary). */
+static bool parse_size(const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v, mul = 1;
+
+    if (!s || !*s || *s == '-' || *s == '+')
+        return false;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return false;
+    if (*end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1ull << 10; break;
+        case 'm': case 'M': mul = 1ull << 20; break;
+        case 'g': case 'G': mul = 1ull << 30; break;
+        default: return false;
+        }
+        end++;
+        if (*end == 'i' && end[1] == 'B')   /* KiB, MiB, GiB */
+            end += 2;
+        else if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return false;
+    }
+    if (v > ULLONG_MAX / mul)
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+static bool parse_port(const char *s, const char **out)
+{
+    unsigned long long v;
+    if (!parse_size(s, &v) || strpbrk(s, "kKmMgGbB") || v < 1 || v > 65535)
+        return false;
+    *out = s;
+    return true;
+}
+
+static bool parse_secs(const char *s, int *out)
+{
+    unsigned long long v;
+    if (!parse_size(s, &v) || strpbrk(s, "kKmMgGbB") || v > 86400 * 365)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static void put32(unsigned char *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
+static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
+
+static const char *io_err(int e)
+{
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return "timed out (see -T)";
+    return strerror(e);
+}
+
+/*
+ * Read exactly len bytes. Returns len on success, the number of bytes read
+ * before EOF (< len) on a short read, -1 on error (errno set).
+ */
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
+        if (n > 0) {
+            got += (size_t)n;
+        } else if (n == 0) {
+            break;
+        } else if (errno != EINTR) {
+            return -1;
+        }
+    }
+    return (ssize_t)got;
+}
+
+/* Write exactly len bytes; 0 on success, -1 on error (errno set). */
+static int write_full(int fd, const void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+        if (n >= 0) {
+            done += (size_t)n;
+        } else if (errno != EINTR) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Read exactly len bytes or report why not; `what` names the data. */
+static bool recv_exact(int fd, void *buf, size_t len, const char *who, const char *what)
+{
+    ssize_t n = read_full(fd, buf, len);
+    if (n < 0) {
+        msg("%s: receiving %s: %s", who, what, io_err(errno));
+        return false;
+    }
+    if ((size_t)n < len) {
+        msg("%s: short read: connection closed after %zd of %zu bytes of %s",
+            who, n, len, what);
+        return false;
+    }
+    return true;
+}
+
+static bool send_exact(int fd, const void *buf, size_t len, const char *who, const char *what)
+{
+    if (write_full(fd, buf, len) < 0) {
+        msg("%s: sending %s: %s", who, what, io_err(errno));
+        return false;
+    }
+    return true;
+}
+
+static void set_timeout(int fd, int secs)
+{
+    struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
+    if (secs <= 0)
+        return;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void set_nodelay(int fd)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+        msg("warning: TCP_NODELAY: %s", strerror(errno));
+}
+
+/* Stream data pattern: byte at absolute offset o is byte (o & 7) of the
+ * little-endian 64-bit value (o & ~7) ^ SEED -- catches lost, duplicated
+ * and reordered data. */
+#define PATTERN_SEED 0x9e3779b97f4a7c15ull
+static inline unsigned char pattern_byte(uint64_t o)
+{
+    uint64_t w = (o & ~7ull) ^ PATTERN_SEED;
+    return (unsigned char)(w >> ((o & 7) * 8));
+}
+static void fill_pattern(unsigned char *buf, size_t len, uint64_t off)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = pattern_byte(off + i);
+}
+/* Returns the index of the first wrong byte, or len. */
+static size_t check_pattern(const unsigned char *buf, size_t len, uint64_t off)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != pattern_byte(off + i))
+            return i;
+    return len;
+}
+
+static void peer_name(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
+{
+    char host[NI_MAXHOST], serv[NI_MAXSERV];
+    if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(out, outlen, "?");
+        return;
+    }
+    if (strncmp(host, "::ffff:", 7) == 0 && strchr(host + 7, '.'))
+        memmove(host, host + 7, strlen(host + 7) + 1);
+    snprintf(out, outlen, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, serv);
+}
+
+/* ------------------------------------------------------------- server */
+
+/* Serve one connection; returns 0 on success, 1 on failure. */
+static int serve_client(int fd, const char *who, int timeout)
+{
+    unsigned char hello[HELLO_LEN], reply[REPLY_LEN];
+    uint32_t magic, version, mode, flags;
+    uint64_t size, count;
+    uint32_t status = ST_OK;
+
+    set_timeout(fd, timeout);
+    if (!recv_exact(fd, hello, sizeof(hello), who, "handshake"))
+        return 1;
+    magic = get32(hello);
+    version = get32(hello + 4);
+    mode = get32(hello + 8);
+    flags = get32(hello + 12);
+    size = get64(hello + 16);
+    count = get64(hello + 24);
+    if (magic != MAGIC) {
+        msg("%s: not a tcpbench client (bad handshake)", who);
+        return 1;
+    }
+    if (version != PROTO_VERSION)
+        status = ST_BAD_VERSION;
+    else if (mode == MODE_STREAM && (size == 0 || count == 0 || count > MAX_BLOCK))
+        status = ST_BAD_PARAMS;
+    else if (mode == MODE_PINGPONG && (size == 0 || size > MAX_PP_SIZE || count == 0))
+        status = ST_BAD_PARAMS;
+    else if (mode != MODE_STREAM && mode != MODE_PINGPONG)
+        status = ST_BAD_PARAMS;
+    put32(reply, MAGIC);
+    put32(reply + 4, status);
+    if (!send_exact(fd, reply, sizeof(reply), who, "handshake reply"))
+        return 1;
+    if (status != ST_OK) {
+        msg("%s: rejected request (version %" PRIu32 ", mode %" PRIu32
+            ", size %" PRIu64 ", count %" PRIu64 ")", who, version, mode, size, count);
+        return 1;
+    }
+
+    if (mode == MODE_STREAM) {
+        size_t bufsz = count > DEF_BLOCK ? (size_t)count : DEF_BLOCK;
+        unsigned char *buf = malloc(bufsz);
+        uint64_t got = 0;
+        double t0 = 0, t1;
+        bool verify = flags & FLAG_VERIFY;
+        unsigned char ack[8];
+
+        if (!buf) {
+            msg("%s: out of memory", who);
+            return 1;
+        }
+        while (got < size) {
+            size_t want = size - got < bufsz ? (size_t)(size - got) : bufsz;
+            ssize_t n = recv(fd, buf, want, 0);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                msg("%s: stream: receiving: %s after %" PRIu64 " of %" PRIu64 " bytes",
+                    who, io_err(errno), got, size);
+                free(buf);
+                return 1;
+            }
+            if (n == 0) {
+                msg("%s: stream: short read: connection closed after %" PRIu64
+                    " of %" PRIu64 " bytes", who, got, size);
+                free(buf);
+                return 1;
+            }
+            if (got == 0)
+                t0 = now();
+            if (verify) {
+                size_t bad = check_pattern(buf, (size_t)n, got);
+                if (bad != (size_t)n) {
+                    msg("%s: stream: data mismatch at byte offset %" PRIu64,
+                        who, got + bad);
+                    free(buf);
+                    return 1;
+                }
+            }
+            got += (uint64_t)n;
+        }
+        t1 = now();
+        free(buf);
+        put64(ack, got);
+        if (!send_exact(fd, ack, sizeof(ack), who, "stream acknowledgement"))
+            return 1;
+        printf("server: %s stream bytes=%" PRIu64 " seconds=%.6f MBps=%.2f%s\n",
+               who, got, t1 - t0, t1 > t0 ? (double)got / (t1 - t0) / 1e6 : 0.0,
+               verify ? " verified" : "");
+        fflush(stdout);
+        return 0;
+    }
+
+    /* ping-pong: echo count messages of size bytes */
+    set_nodelay(fd);
+    unsigned char *buf = malloc((size_t)size);
+    if (!buf) {
+        msg("%s: out of memory", who);
+        return 1;
+    }
+    for (uint64_t r = 0; r < count; r++) {
+        if (!recv_exact(fd, buf, (size_t)size, who, "ping-pong message") ||
+            !send_exact(fd, buf, (size_t)size, who, "ping-pong reply")) {
+            msg("%s: ping-pong failed in round %" PRIu64 " of %" PRIu64, who, r + 1, count);
+            free(buf);
+            return 1;
+        }
+    }
+    free(buf);
+    printf("server: %s pingpong size=%" PRIu64 " rounds=%" PRIu64 "\n", who, size, count);
+    fflush(stdout);
+    return 0;
+}
+
+static int listen_on(const char *port)
+{
+    struct addrinfo hints, *res, *ai;
+    int fd = -1, one = 1, rc, last_err = 0;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    /* Prefer IPv6 dual-stack (also accepts IPv4), fall back to IPv4. */
+    for (int pass = 0; pass < 2 && fd < 0; pass++) {
+        hints.ai_family = pass == 0 ? AF_INET6 : AF_INET;
+        rc = getaddrinfo(NULL, port, &hints, &res);
+        if (rc != 0)
+            continue;
+        for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+            fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+            if (fd < 0) {
+                last_err = errno;
+                continue;
+            }
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+            if (ai->ai_family == AF_INET6) {
+                int zero = 0;
+                setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+            }
+            if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+                last_err = errno;
+                close(fd);
+                fd = -1;
+            }
+        }
+        freeaddrinfo(res);
+        /* a bind failure like EADDRINUSE is final; only a missing IPv6
+         * stack is a reason to try IPv4 */
+        if (fd < 0 && last_err && last_err != EAFNOSUPPORT && last_err != EADDRNOTAVAIL)
+            break;
+    }
+    if (fd < 0)
+        msg("cannot listen on port %s: %s", port, last_err ? strerror(last_err) : "no address");
+    return fd;
+}
+
+static int run_server(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "port", required_argument, NULL, 'p' },
+        { "once", no_argument, NULL, '1' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *port = DEFAULT_PORT;
+    bool once = false;
+    int timeout = DEF_TIMEOUT, c, lfd;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:1T:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!parse_port(optarg, &port))
+                return bad_args("bad port '%s'", optarg);
+            break;
+        case '1': once = true; break;
+        case 'T':
+            if (!parse_secs(optarg, &timeout))
+                return bad_args("bad timeout '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_args("bad server option");
+        }
+    }
+    if (optind < argc)
+        return bad_args("unexpected argument '%s'", argv[optind]);
+
+    lfd = listen_on(port);
+    if (lfd < 0)
+        return 1;
+    if (!once) {
+        /* one child per client; children are reaped automatically */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_IGN;
+        sa.sa_flags = SA_NOCLDWAIT;
+        sigaction(SIGCHLD, &sa, NULL);
+    }
+    printf("tcpbench: listening on port %s\n", port);
+    fflush(stdout);
+
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        char who[NI_MAXHOST + NI_MAXSERV + 8];
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                msg("accept: %s", strerror(errno));
+                usleep(100000);
+                continue;
+            }
+            msg("accept: %s", strerror(errno));
+            return 1;
+        }
+        peer_name((struct sockaddr *)&ss, sl, who, sizeof(who));
+        if (once) {
+            int rc = serve_client(fd, who, timeout);
+            close(fd);
+            close(lfd);
+            return rc;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(lfd);
+            _exit(serve_client(fd, who, timeout));
+        }
+        if (pid < 0) {
+            msg("fork: %s; serving %s in the foreground", strerror(errno), who);
+            serve_client(fd, who, timeout);
+        }
+        close(fd);
+    }
+}
+
+/* ------------------------------------------------------------- client */
+
+static int connect_to(const char *host, const char *port, int retry_secs)
+{
+    struct addrinfo hints, *res, *ai;
+    double deadline = now() + retry_secs;
+    int rc, fd, err;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    for (;;) {
+        rc = getaddrinfo(host, port, &hints, &res);
+        if (rc != 0) {
+            if (rc == EAI_AGAIN && now() < deadline) {
+                usleep(200000);
+                continue;
+            }
+            msg("cannot resolve host '%s': %s", host,
+                rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+            return -1;
+        }
+        fd = -1;
+        err = 0;
+        for (ai = res; ai; ai = ai->ai_next) {
+            fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+            if (fd < 0) {
+                err = errno;
+                continue;
+            }
+            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+                break;
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+        freeaddrinfo(res);
+        if (fd >= 0)
+            return fd;
+        if (now() >= deadline) {
+            msg("cannot connect to %s port %s: %s", host, port, strerror(err));
+            return -1;
+        }
+        usleep(100000);
+    }
+}
+
+static int run_client(int argc, char **argv)
+{
+    enum { OPT_STREAM = 256, OPT_PINGPONG, OPT_VERIFY };
+    static const struct option opts[] = {
+        { "port", required_argument, NULL, 'p' },
+        { "stream", no_argument, NULL, OPT_STREAM },
+        { "pingpong", no_argument, NULL, OPT_PINGPONG },
+        { "ping-pong", no_argument, NULL, OPT_PINGPONG },
+        { "size", required_argument, NULL, 's' },
+        { "block", required_argument, NULL, 'b' },
+        { "rounds", required_argument, NULL, 'n' },
+        { "warmup", required_argument, NULL, 'w' },
+        { "retry", required_argument, NULL, 'r' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "verify", no_argument, NULL, OPT_VERIFY },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *port = DEFAULT_PORT, *host = NULL;
+    int mode = 0, c, timeout = DEF_TIMEOUT, retry = 0, fd;
+    bool have_size = false, have_block = false, have_rounds = false, have_warmup = false;
+    bool verify = false;
+    unsigned long long size = 0, block = DEF_BLOCK, rounds = DEF_ROUNDS, warmup = DEF_WARMUP;
+    unsigned char hello[HELLO_LEN], reply[REPLY_LEN];
+    const char *who;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:s:b:n:w:r:T:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!parse_port(optarg, &port))
+                return bad_args("bad port '%s'", optarg);
+            break;
+        case OPT_STREAM:
+        case OPT_PINGPONG: {
+            int m = c == OPT_STREAM ? MODE_STREAM : MODE_PINGPONG;
+            if (mode && mode != m)
+                return bad_args("--stream and --pingpong are exclusive");
+            mode = m;
+            break;
+        }
+        case 's':
+            if (!parse_size(optarg, &size) || size == 0)
+                return bad_args("bad size '%s'", optarg);
+            have_size = true;
+            break;
+        case 'b':
+            if (!parse_size(optarg, &block) || block == 0 || block > MAX_BLOCK)
+                return bad_args("bad block size '%s' (1..%u)", optarg, MAX_BLOCK);
+            have_block = true;
+            break;
+        case 'n':
+            if (!parse_size(optarg, &rounds) || rounds == 0)
+                return bad_args("bad round count '%s'", optarg);
+            have_rounds = true;
+            break;
+        case 'w':
+            if (!parse_size(optarg, &warmup))
+                return bad_args("bad warm-up count '%s'", optarg);
+            have_warmup = true;
+            break;
+        case 'r':
+            if (!parse_secs(optarg, &retry))
+                return bad_args("bad retry time '%s'", optarg);
+            break;
+        case 'T':
+            if (!parse_secs(optarg, &timeout))
+                return bad_args("bad timeout '%s'", optarg);
+            break;
+        case OPT_VERIFY: verify = true; break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_args("bad client option");
+        }
+    }
+    if (optind >= argc)
+        return bad_args("client: missing HOST");
+    host = argv[optind++];
+    if (optind < argc)
+        return bad_args("unexpected argument '%s'", argv[optind]);
+    if (!mode)
+        return bad_args("client: give --stream or --pingpong");
+    if (mode == MODE_STREAM && (have_rounds || have_warmup))
+        return bad_args("-n/-w apply to --pingpong only");
+    if (mode == MODE_PINGPONG && (have_block || verify))
+        return bad_args("-b/--verify apply to --stream only");
+    if (!have_size)
+        size = mode == MODE_STREAM ? DEF_STREAM_BYTES : DEF_PP_SIZE;
+    if (mode == MODE_PINGPONG && size > MAX_PP_SIZE)
+        return bad_args("ping-pong message size %llu too large (max %u)", size, MAX_PP_SIZE);
+    if (mode == MODE_PINGPONG && rounds > ULLONG_MAX - warmup)
+        return bad_args("too many rounds");
+
+    fd = connect_to(host, port, retry);
+    if (fd < 0)
+        return 1;
+    who = host;
+    set_timeout(fd, timeout);
+    if (mode == MODE_PINGPONG)
+        set_nodelay(fd);
+
+    put32(hello, MAGIC);
+    put32(hello + 4, PROTO_VERSION);
+    put32(hello + 8, (uint32_t)mode);
+    put32(hello + 12, verify ? FLAG_VERIFY : 0);
+    put64(hello + 16, size);
+    put64(hello + 24, mode == MODE_STREAM ? block : rounds + warmup);
+    if (!send_exact(fd, hello, sizeof(hello), who, "handshake") ||
+        !recv_exact(fd, reply, sizeof(reply), who, "handshake reply (is a tcpbench server on that port?)")) {
+        close(fd);
+        return 1;
+    }
+    if (get32(reply) != MAGIC) {
+        msg("%s port %s is not a tcpbench server", host, port);
+        close(fd);
+        return 1;
+    }
+    if (get32(reply + 4) != ST_OK) {
+        msg("server refused the request: %s", get32(reply + 4) == ST_BAD_VERSION ?
+            "protocol version mismatch" : "bad parameters");
+        close(fd);
+        return 1;
+    }
+
+    if (mode == MODE_STREAM) {
+        unsigned char *buf = malloc((size_t)block), ack[8];
+        uint64_t sent = 0, acked;
+        double t0, t1;
+
+        if (!buf) {
+            msg("out of memory");
+            close(fd);
+            return 1;
+        }
+        fill_pattern(buf, (size_t)block, 0);
+        t0 = now();
+        while (sent < size) {
+            size_t n = size - sent < block ? (size_t)(size - sent) : (size_t)block;
+            if (verify && sent)
+                fill_pattern(buf, n, sent);
+            if (write_full(fd, buf, n) < 0) {
+                msg("%s: stream: sending: %s after %" PRIu64 " of %llu bytes",
+                    who, io_err(errno), sent, size);
+                free(buf);
+                close(fd);
+                return 1;
+            }
+            sent += n;
+        }
+        if (!recv_exact(fd, ack, sizeof(ack), who, "stream acknowledgement")) {
+            free(buf);
+            close(fd);
+            return 1;
+        }
+        t1 = now();
+        free(buf);
+        close(fd);
+        acked = get64(ack);
+        if (acked != size) {
+            msg("%s: stream: server received %" PRIu64 " of %llu bytes", who, acked, size);
+            return 1;
+        }
+        printf("stream bytes=%llu seconds=%.6f MBps=%.2f\n", size, t1 - t0,
+               (double)size / (t1 - t0) / 1e6);
+        return 0;
+    }
+
+    /* ping-pong */
+    unsigned char *out = malloc((size_t)size), *in = malloc((size_t)size);
+    double sum = 0, min = 1e30, max = 0;
+    uint64_t total = rounds + warmup;
+
+    if (!out || !in) {
+        msg("out of memory");
+        free(out);
+        free(in);
+        close(fd);
+        return 1;
+    }
+    fill_pattern(out, (size_t)size, 0);
+    for (uint64_t r = 0; r < total; r++) {
+        double t0, dt;
+        /* stamp the round number so a stale echo cannot pass the check */
+        for (size_t i = 0; i < 8 && i < size; i++)
+            out[i] = (unsigned char)(r >> (i * 8));
+        t0 = now();
+        if (!send_exact(fd, out, (size_t)size, who, "ping-pong message") ||
+            !recv_exact(fd, in, (size_t)size, who, "ping-pong reply")) {
+            msg("%s: ping-pong failed in round %" PRIu64 " of %" PRIu64, who, r + 1, total);
+            free(out);
+            free(in);
+            close(fd);
+            return 1;
+        }
+        dt = now() - t0;
+        if (memcmp(in, out, (size_t)size) != 0) {
+            msg("%s: ping-pong data mismatch in round %" PRIu64, who, r + 1);
+            free(out);
+            free(in);
+            close(fd);
+            return 1;
+        }
+        if (r < warmup)
+            continue;
+        sum += dt;
+        if (dt < min)
+            min = dt;
+        if (dt > max)
+            max = dt;
+    }
+    free(out);
+    free(in);
+    close(fd);
+    printf("pingpong size=%llu rounds=%llu latency_us=%.2f min_us=%.2f max_us=%.2f\n",
+           size, rounds, sum / (double)rounds / 2 * 1e6, min / 2 * 1e6, max / 2 * 1e6);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2)
+        return bad_args("missing command: server or client");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "server"))
+        return run_server(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "client"))
+        return run_client(argc - 1, argv + 1);
+    return bad_args("unknown command '%s' (want server or client)", argv[1]);
+}

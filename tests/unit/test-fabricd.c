@@ -1,0 +1,1289 @@
+/*
+ * End-to-end tests of build/bin/fabricd (and fabricctl) without VMs: fake
+ * QEMU ports speak the eth kind's framing (4-byte big-endian length, then
+ * an Ethernet frame) over the node sockets.  Run from the repository root.
+ *
+ * Every wait is bounded.  The daemon gets PR_SET_PDEATHSIG so it dies with
+ * the test even when an assertion aborts before teardown.  Set
+ * FABRICD_TEST_WRAPPER (e.g. "valgrind --log-file=/tmp/vg.%p") to run the
+ * daemon under a tool.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FABRICD "build/bin/fabricd"
+#define FABRICCTL "build/bin/fabricctl"
+#define TSHARK "/usr/bin/tshark"
+#define NODES 3
+#define WAIT_MS 5000
+/* How long "nothing arrives" is watched after fabricd has processed. */
+#define QUIET_MS 100
+#define ETHERTYPE_TEST 0x88b5   /* IEEE local experimental */
+
+static const uint8_t mac[NODES][6] = {
+    { 0x52, 0x54, 0x00, 0x12, 0x34, 0x00 },
+    { 0x52, 0x54, 0x00, 0x12, 0x34, 0x01 },
+    { 0x52, 0x54, 0x00, 0x12, 0x34, 0x02 },
+};
+static const uint8_t mac_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t mac_nobody[6] = { 0x52, 0x54, 0x00, 0x99, 0x99, 0x99 };
+
+typedef struct Fixture {
+    char *dir;
+    GPid pid;
+    bool reaped;
+    int wait_status;
+    int out_fd;             /* fabricd's stdout */
+    int ctl;                /* a control connection kept open */
+    GString *ctl_buf;
+    int port[NODES];
+} Fixture;
+
+typedef struct Frame {
+    uint8_t data[1600];
+    size_t len;
+} Frame;
+
+static gint64 deadline_after(int ms)
+{
+    return g_get_monotonic_time() + (gint64)ms * 1000;
+}
+
+static int ms_left(gint64 deadline)
+{
+    gint64 left = deadline - g_get_monotonic_time();
+
+    return left > 0 ? (int)((left + 999) / 1000) : 0;
+}
+
+/* Read exactly n bytes before the deadline: 1 ok, 0 timeout, -1 EOF/error. */
+static int read_exact(int fd, void *buf, size_t n, gint64 deadline)
+{
+    uint8_t *p = buf;
+
+    while (n) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r = poll(&pfd, 1, ms_left(deadline));
+        ssize_t got;
+
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return 0;
+        }
+        got = read(fd, p, n);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return -1;
+        }
+        p += got;
+        n -= got;
+    }
+    return 1;
+}
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+
+    while (n) {
+        ssize_t put = send(fd, p, n, MSG_NOSIGNAL);
+
+        if (put < 0 && errno == EINTR) {
+            continue;
+        }
+        g_assert_cmpint(put, >, 0);
+        p += put;
+        n -= put;
+    }
+}
+
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- the daemon ---- */
+
+static void child_dies_with_parent(gpointer unused)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static char *make_short_tmpdir(void)
+{
+    char *dir = g_dir_make_tmp("fabricd-XXXXXX", NULL);
+
+    /* sun_path is 108 bytes: a long $TMPDIR would not fit. */
+    if (!dir || strlen(dir) > 60) {
+        if (dir) {
+            g_rmdir(dir);
+            g_free(dir);
+        }
+        dir = g_strdup("/tmp/fabricd-XXXXXX");
+        g_assert_nonnull(g_mkdtemp(dir));
+    }
+    return dir;
+}
+
+static char *path_in(Fixture *fx, const char *name)
+{
+    return g_build_filename(fx->dir, name, NULL);
+}
+
+/* Start fabricd with `extra` arguments appended; returns its stdout banner. */
+static char *start_fabricd(Fixture *fx, const char *const *extra)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autoptr(GError) err = NULL;
+    g_auto(GStrv) wrapper = NULL;
+    g_autofree char *log = path_in(fx, "fabricd.log");
+    int log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    char line[256];
+    size_t len = 0;
+    gint64 deadline = deadline_after(WAIT_MS);
+
+    g_assert_true(g_file_test(FABRICD, G_FILE_TEST_IS_EXECUTABLE));
+    /* e.g. FABRICD_TEST_WRAPPER="valgrind --log-file=/tmp/vg.%p" */
+    if (g_getenv("FABRICD_TEST_WRAPPER")) {
+        g_assert_true(g_shell_parse_argv(g_getenv("FABRICD_TEST_WRAPPER"),
+                                         NULL, &wrapper, NULL));
+        for (char **w = wrapper; *w; w++) {
+            g_ptr_array_add(argv, *w);
+        }
+    }
+    g_ptr_array_add(argv, FABRICD);
+    g_ptr_array_add(argv, "--kind");
+    g_ptr_array_add(argv, "eth");
+    g_ptr_array_add(argv, "--nodes");
+    g_ptr_array_add(argv, "3");
+    g_ptr_array_add(argv, "--dir");
+    g_ptr_array_add(argv, fx->dir);
+    g_ptr_array_add(argv, "--seed");
+    g_ptr_array_add(argv, "0x2a");
+    for (; extra && *extra; extra++) {
+        g_ptr_array_add(argv, (char *)*extra);
+    }
+    g_ptr_array_add(argv, NULL);
+    g_assert_cmpint(log_fd, >=, 0);
+    g_assert_true(g_spawn_async_with_pipes_and_fds(
+        NULL, (const char *const *)argv->pdata, NULL,
+        G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_SEARCH_PATH,
+        child_dies_with_parent, NULL,
+        -1, -1, log_fd, NULL, NULL, 0, &fx->pid, NULL, &fx->out_fd, NULL,
+        &err));
+    g_assert_no_error(err);
+    close(log_fd);
+
+    /* The banner line comes once the sockets are ready. */
+    while (len < sizeof(line) - 1) {
+        if (read_exact(fx->out_fd, line + len, 1, deadline) != 1) {
+            break;
+        }
+        if (line[len++] == '\n') {
+            break;
+        }
+    }
+    line[len] = '\0';
+    g_assert_true(len > 0 && line[len - 1] == '\n');
+    line[len - 1] = '\0';
+
+    /* ctl.sock is created last: once it answers, everything is up. */
+    g_autofree char *ctl_path = path_in(fx, "ctl.sock");
+
+    while ((fx->ctl = connect_unix(ctl_path)) < 0) {
+        g_assert_cmpint(ms_left(deadline), >, 0);
+        g_usleep(10000);
+    }
+    return g_strdup(line);
+}
+
+static void fixture_setup(Fixture *fx, gconstpointer extra)
+{
+    fx->dir = make_short_tmpdir();
+    fx->ctl = -1;
+    fx->ctl_buf = g_string_new(NULL);
+    for (int i = 0; i < NODES; i++) {
+        fx->port[i] = -1;
+    }
+    g_free(start_fabricd(fx, extra));
+}
+
+/* Reap the daemon, waiting at most `ms`; true if it exited. */
+static bool reap(Fixture *fx, int ms)
+{
+    gint64 deadline = deadline_after(ms);
+
+    while (!fx->reaped) {
+        pid_t r = waitpid(fx->pid, &fx->wait_status, WNOHANG);
+
+        if (r == fx->pid) {
+            fx->reaped = true;
+            break;
+        }
+        if (ms_left(deadline) == 0) {
+            return false;
+        }
+        g_usleep(5000);
+    }
+    return true;
+}
+
+static void remove_tree(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+
+    if (!d) {
+        return;
+    }
+    while ((name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+
+        g_unlink(p);
+    }
+    g_dir_close(d);
+    g_rmdir(dir);
+}
+
+static void fixture_teardown(Fixture *fx, gconstpointer unused)
+{
+    if (!fx->reaped) {
+        /* Whatever a test did, the daemon must still shut down cleanly. */
+        kill(fx->pid, SIGTERM);
+        if (!reap(fx, WAIT_MS)) {
+            kill(fx->pid, SIGKILL);
+            reap(fx, WAIT_MS);
+            g_test_message("fabricd ignored SIGTERM");
+            g_test_fail();
+        } else if (!WIFEXITED(fx->wait_status) ||
+                   WEXITSTATUS(fx->wait_status) != 0) {
+            g_test_message("fabricd exited with status 0x%x",
+                           fx->wait_status);
+            g_test_fail();
+        }
+    }
+    g_spawn_close_pid(fx->pid);
+    if (g_test_verbose()) {
+        g_autofree char *log = path_in(fx, "fabricd.log");
+        g_autofree char *text = NULL;
+
+        if (g_file_get_contents(log, &text, NULL, NULL)) {
+            g_test_message("fabricd log:\n%s", text);
+        }
+    }
+    for (int i = 0; i < NODES; i++) {
+        if (fx->port[i] >= 0) {
+            close(fx->port[i]);
+        }
+    }
+    if (fx->ctl >= 0) {
+        close(fx->ctl);
+    }
+    close(fx->out_fd);
+    g_string_free(fx->ctl_buf, TRUE);
+    remove_tree(fx->dir);
+    g_free(fx->dir);
+}
+
+/* ---- control socket ---- */
+
+/* Read one answer; lines go to *answer.  True on OK, false on ERR. */
+static bool ctl_answer(Fixture *fx, char **answer)
+{
+    GString *out = g_string_new(NULL);
+    gint64 deadline = deadline_after(WAIT_MS);
+
+    for (;;) {
+        char *nl = memchr(fx->ctl_buf->str, '\n', fx->ctl_buf->len);
+
+        if (!nl) {
+            char c;
+
+            g_assert_cmpint(read_exact(fx->ctl, &c, 1, deadline), ==, 1);
+            g_string_append_c(fx->ctl_buf, c);
+            continue;
+        }
+        g_autofree char *line = g_strndup(fx->ctl_buf->str,
+                                          nl - fx->ctl_buf->str);
+
+        g_string_erase(fx->ctl_buf, 0, nl - fx->ctl_buf->str + 1);
+        if (strcmp(line, "OK") == 0 || g_str_has_prefix(line, "ERR ")) {
+            bool ok = line[0] == 'O';
+
+            if (!ok) {
+                g_string_assign(out, line + 4);
+            }
+            if (answer) {
+                *answer = g_string_free(out, FALSE);
+            } else {
+                g_string_free(out, TRUE);
+            }
+            return ok;
+        }
+        g_string_append_printf(out, "%s\n", line);
+    }
+}
+
+/* Send one command on the fixture's control connection. */
+static bool ctl_try(Fixture *fx, const char *command, char **answer)
+{
+    write_all(fx->ctl, command, strlen(command));
+    write_all(fx->ctl, "\n", 1);
+    return ctl_answer(fx, answer);
+}
+
+/* A command that must succeed; returns its answer lines. */
+static char *ctl(Fixture *fx, const char *command)
+{
+    char *answer = NULL;
+
+    if (!ctl_try(fx, command, &answer)) {
+        g_test_message("'%s' failed: %s", command, answer);
+        g_assert_not_reached();
+    }
+    return answer;
+}
+
+static void ctl_ok(Fixture *fx, const char *command)
+{
+    g_free(ctl(fx, command));
+}
+
+/* A command that must fail with a message containing `fragment`. */
+static void ctl_err(Fixture *fx, const char *command, const char *fragment)
+{
+    g_autofree char *answer = NULL;
+
+    g_assert_false(ctl_try(fx, command, &answer));
+    if (!strstr(answer, fragment)) {
+        g_test_message("'%s' -> ERR %s; expected '%s'", command, answer,
+                       fragment);
+    }
+    g_assert_nonnull(strstr(answer, fragment));
+}
+
+/* A field of one `counters` record, e.g. ("link 0>1", "dropped"). */
+static guint64 counter(Fixture *fx, const char *record, const char *key)
+{
+    g_autofree char *all = ctl(fx, "counters");
+    g_auto(GStrv) lines = g_strsplit(all, "\n", -1);
+    g_autofree char *prefix = g_strdup_printf("%s ", record);
+    g_autofree char *needle = g_strdup_printf(" %s=", key);
+
+    for (char **l = lines; *l; l++) {
+        if (g_str_has_prefix(*l, prefix)) {
+            const char *at = strstr(*l, needle);
+
+            g_assert_nonnull(at);
+            return g_ascii_strtoull(at + strlen(needle), NULL, 10);
+        }
+    }
+    g_test_message("no '%s' record in:\n%s", record, all);
+    g_assert_not_reached();
+}
+
+static void wait_counter(Fixture *fx, const char *record, const char *key,
+                         guint64 want)
+{
+    gint64 deadline = deadline_after(WAIT_MS);
+    guint64 got;
+
+    while ((got = counter(fx, record, key)) != want && ms_left(deadline)) {
+        g_usleep(5000);
+    }
+    if (got != want) {
+        g_test_message("%s %s: got %" G_GUINT64_FORMAT ", want %"
+                       G_GUINT64_FORMAT, record, key, got, want);
+    }
+    g_assert_cmpuint(got, ==, want);
+}
+
+static void wait_port_rx(Fixture *fx, int port, guint64 frames)
+{
+    g_autofree char *record = g_strdup_printf("port %d", port);
+
+    wait_counter(fx, record, "rx_frames", frames);
+}
+
+/* ---- fake QEMU ports ---- */
+
+static int connect_port(Fixture *fx, int i)
+{
+    g_autofree char *name = g_strdup_printf("node%d.sock", i);
+    g_autofree char *path = path_in(fx, name);
+    int fd = connect_unix(path);
+
+    g_assert_cmpint(fd, >=, 0);
+    return fd;
+}
+
+static void connect_all(Fixture *fx)
+{
+    for (int i = 0; i < NODES; i++) {
+        g_autofree char *record = g_strdup_printf("port %d", i);
+
+        fx->port[i] = connect_port(fx, i);
+        wait_counter(fx, record, "connected", 1);
+    }
+}
+
+static Frame make_frame(const uint8_t *dst, const uint8_t *src, uint8_t tag,
+                        size_t len)
+{
+    Frame f = { .len = len };
+
+    g_assert_cmpuint(len, <=, sizeof(f.data));
+    memcpy(f.data, dst, 6);
+    memcpy(f.data + 6, src, 6);
+    f.data[12] = ETHERTYPE_TEST >> 8;
+    f.data[13] = ETHERTYPE_TEST & 0xff;
+    for (size_t i = 14; i < len; i++) {
+        f.data[i] = tag + i;
+    }
+    return f;
+}
+
+static void send_raw_len(int fd, uint32_t len, const void *data, size_t n)
+{
+    uint8_t be[4] = { len >> 24, len >> 16, len >> 8, len };
+
+    write_all(fd, be, 4);
+    if (n) {
+        write_all(fd, data, n);
+    }
+}
+
+static void send_frame(int fd, const Frame *f)
+{
+    send_raw_len(fd, f->len, f->data, f->len);
+}
+
+/* Receive one frame; false on timeout or EOF. */
+static bool recv_frame(int fd, Frame *f, int ms)
+{
+    gint64 deadline = deadline_after(ms);
+    uint8_t be[4];
+    uint32_t len;
+
+    if (read_exact(fd, be, 4, deadline) != 1) {
+        return false;
+    }
+    len = (uint32_t)be[0] << 24 | be[1] << 16 | be[2] << 8 | be[3];
+    g_assert_cmpuint(len, <=, sizeof(f->data));
+    f->len = len;
+    return read_exact(fd, f->data, len, deadline) == 1;
+}
+
+static void expect_frame(int fd, const Frame *want)
+{
+    Frame got;
+
+    g_assert_true(recv_frame(fd, &got, WAIT_MS));
+    g_assert_cmpmem(got.data, got.len, want->data, want->len);
+}
+
+static void expect_nothing(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+    g_assert_cmpint(poll(&pfd, 1, QUIET_MS), ==, 0);
+}
+
+/* Teach the switch every node's MAC with one broadcast each. */
+static void learn_all(Fixture *fx)
+{
+    for (int i = 0; i < NODES; i++) {
+        Frame hello = make_frame(mac_bcast, mac[i], 0x10 + i, 60);
+
+        send_frame(fx->port[i], &hello);
+        for (int j = 0; j < NODES; j++) {
+            if (j != i) {
+                expect_frame(fx->port[j], &hello);
+            }
+        }
+    }
+}
+
+/* ---- tests ---- */
+
+static void test_banner_and_sockets(void)
+{
+    Fixture fx = { 0 };
+
+    fx.dir = make_short_tmpdir();
+    fx.ctl = -1;
+    fx.ctl_buf = g_string_new(NULL);
+    for (int i = 0; i < NODES; i++) {
+        fx.port[i] = -1;
+    }
+    /* a stale socket file from an earlier run is replaced */
+    g_autofree char *stale = path_in(&fx, "node1.sock");
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+    strcpy(sa.sun_path, stale);
+    g_assert_cmpint(bind(s, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    close(s);
+
+    g_autofree char *banner = start_fabricd(&fx, NULL);
+    g_autofree char *want = g_strdup_printf(
+        "fabricd: kind=eth nodes=3 seed=0x000000000000002a dir=%s", fx.dir);
+
+    g_assert_cmpstr(banner, ==, want);
+    for (int i = 0; i < NODES; i++) {
+        g_autofree char *name = g_strdup_printf("node%d.sock", i);
+        g_autofree char *p = path_in(&fx, name);
+
+        g_assert_true(g_file_test(p, G_FILE_TEST_EXISTS));
+    }
+    g_autofree char *seed = ctl(&fx, "seed");
+
+    g_assert_cmpstr(seed, ==, "seed 0x000000000000002a\n");
+    g_autofree char *status = ctl(&fx, "status");
+
+    g_assert_nonnull(strstr(status, "kind=eth"));
+    g_assert_nonnull(strstr(status,
+        "learning switch, 3 ports, full mesh of directed links"));
+    g_assert_nonnull(strstr(status, "capture: off"));
+    g_assert_nonnull(strstr(status, "port 2:"));
+
+    /* the stale node1 socket was replaced by a live one */
+    int p1 = connect_port(&fx, 1);
+
+    wait_counter(&fx, "port 1", "connected", 1);
+    close(p1);
+
+    /* counters lists every directed link of the full mesh */
+    g_autofree char *all = ctl(&fx, "counters");
+
+    g_assert_nonnull(strstr(all, "link 0>1 state=up frames=0 bytes=0 "
+                            "dropped=0 down=0 corrupted=0 delayed=0 "
+                            "congested=0\n"));
+    g_assert_nonnull(strstr(all, "link 2>1 state=up"));
+    g_assert_null(strstr(all, "link 1>1"));
+    fixture_teardown(&fx, NULL);
+}
+
+static void test_switching(Fixture *fx, gconstpointer unused)
+{
+    Frame b0 = make_frame(mac_bcast, mac[0], 1, 60);
+    Frame u10 = make_frame(mac[0], mac[1], 2, 100);
+    Frame u01 = make_frame(mac[1], mac[0], 3, 1514);
+    Frame unknown = make_frame(mac_nobody, mac[2], 4, 64);
+
+    connect_all(fx);
+
+    /* broadcast floods to both others, not back to the sender */
+    send_frame(fx->port[0], &b0);
+    expect_frame(fx->port[1], &b0);
+    expect_frame(fx->port[2], &b0);
+    wait_port_rx(fx, 0, 1);
+    expect_nothing(fx->port[0]);
+
+    /* node0's MAC is learned: the reply goes only to port 0 */
+    send_frame(fx->port[1], &u10);
+    expect_frame(fx->port[0], &u10);
+    wait_port_rx(fx, 1, 1);
+    expect_nothing(fx->port[2]);
+
+    /* and now node1's as well */
+    send_frame(fx->port[0], &u01);
+    expect_frame(fx->port[1], &u01);
+    wait_port_rx(fx, 0, 2);
+    expect_nothing(fx->port[2]);
+
+    /* unknown unicast floods */
+    send_frame(fx->port[2], &unknown);
+    expect_frame(fx->port[0], &unknown);
+    expect_frame(fx->port[1], &unknown);
+
+    wait_counter(fx, "port 0", "rx_bytes", 60 + 1514);
+    wait_counter(fx, "port 0", "tx_frames", 2);
+    wait_counter(fx, "port 1", "tx_bytes", 60 + 1514 + 64);
+    wait_counter(fx, "link 0>1", "frames", 2);
+    wait_counter(fx, "link 0>2", "frames", 1);
+    wait_counter(fx, "link 1>2", "frames", 0);
+    wait_counter(fx, "link 0>1", "bytes", 60 + 1514);
+
+    g_autofree char *table = ctl(fx, "table");
+
+    g_assert_nonnull(strstr(table, "52:54:00:12:34:00 port=0 age=0\n"));
+    g_assert_nonnull(strstr(table, "52:54:00:12:34:01 port=1 age=0\n"));
+    g_assert_nonnull(strstr(table, "52:54:00:12:34:02 port=2 age=0\n"));
+    g_assert_null(strstr(table, "ff:ff"));
+
+    g_autofree char *status = ctl(fx, "status");
+
+    g_assert_nonnull(strstr(status, "link 0>1: up"));
+    g_assert_null(strstr(status, "link 1>2:"));   /* no traffic: not shown */
+}
+
+static void test_malformed(Fixture *fx, gconstpointer unused)
+{
+    static const uint8_t junk[3] = { 1, 2, 3 };
+    Frame b0 = make_frame(mac_bcast, mac[0], 5, 60);
+    Frame b1 = make_frame(mac_bcast, mac[1], 6, 60);
+    Frame b2 = make_frame(mac_bcast, mac[2], 7, 60);
+
+    connect_all(fx);
+
+    /* too short: skipped, and the stream stays in sync */
+    send_raw_len(fx->port[0], 3, junk, sizeof(junk));
+    send_raw_len(fx->port[0], 0, NULL, 0);
+    send_frame(fx->port[0], &b0);
+    expect_frame(fx->port[1], &b0);
+    expect_frame(fx->port[2], &b0);
+    wait_counter(fx, "port 0", "malformed", 2);
+    wait_counter(fx, "port 0", "rx_frames", 1);
+    wait_counter(fx, "port 0", "connected", 1);
+
+    /* absurd length: the stream is lost, that connection alone is closed */
+    /* one write: fabricd may hang up as soon as it sees the length */
+    static const uint8_t absurd[7] = { 0x7f, 0xff, 0xff, 0xff, 1, 2, 3 };
+    Frame dummy;
+
+    write_all(fx->port[2], absurd, sizeof(absurd));
+
+    g_assert_false(recv_frame(fx->port[2], &dummy, WAIT_MS));  /* EOF */
+    wait_counter(fx, "port 2", "connected", 0);
+    wait_counter(fx, "port 2", "malformed", 1);
+
+    /* the others still talk */
+    send_frame(fx->port[1], &b1);
+    expect_frame(fx->port[0], &b1);
+
+    /* and the port can be used again */
+    close(fx->port[2]);
+    fx->port[2] = connect_port(fx, 2);
+    wait_counter(fx, "port 2", "connects", 2);
+    send_frame(fx->port[2], &b2);
+    expect_frame(fx->port[0], &b2);
+    expect_frame(fx->port[1], &b2);
+
+    /* a frame split into tiny writes still arrives whole */
+    Frame big = make_frame(mac_bcast, mac[0], 8, 1000);
+    uint8_t be[4] = { 0, 0, 1000 >> 8, 1000 & 0xff };
+
+    write_all(fx->port[0], be, 4);
+    for (size_t off = 0; off < big.len; off += 333) {
+        write_all(fx->port[0], big.data + off, MIN(333, big.len - off));
+        g_usleep(2000);
+    }
+    expect_frame(fx->port[1], &big);
+    expect_frame(fx->port[2], &big);
+}
+
+static void test_control_robustness(Fixture *fx, gconstpointer unused)
+{
+    g_autofree char *longline = g_strnfill(5000, 'x');
+
+    ctl_err(fx, "bogus", "unknown command 'bogus'");
+    ctl_err(fx, "", "empty command");
+    ctl_err(fx, longline, "line too long");
+    ctl_err(fx, "fault add 0>1 drop p=7", "out of range");
+    ctl_err(fx, "fault add 0>5 drop p=1", "node 5 does not exist");
+    ctl_err(fx, "fault del 99", "no fault rule 99");
+    ctl_err(fx, "fault del x", "needs a rule id");
+    ctl_err(fx, "fault", "fault needs");
+    ctl_err(fx, "link sideways 0>1", "up or down");
+    ctl_err(fx, "link down", "needs a link");
+    ctl_err(fx, "link down 0>0", "itself");
+    ctl_err(fx, "capture stop", "no capture");
+    ctl_err(fx, "capture start", "needs a file");
+    ctl_err(fx, "capture start /nonexistent-dir/x.pcapng", "cannot create");
+    ctl_err(fx, "seed 5", "takes no argument");
+
+    /* a NUL byte inside a line */
+    g_autofree char *answer = NULL;
+
+    write_all(fx->ctl, "se\0ed\n", 6);
+    g_assert_false(ctl_answer(fx, &answer));
+    g_assert_cmpstr(answer, ==, "command contains a NUL byte");
+
+    /* several commands on one connection keep working after all that */
+    g_autofree char *seed = ctl(fx, "seed");
+
+    g_assert_cmpstr(seed, ==, "seed 0x000000000000002a\n");
+    g_autofree char *help = ctl(fx, "help");
+
+    g_assert_nonnull(strstr(help, "fault add"));
+
+    /* a client that disconnects mid-line does no harm */
+    g_autofree char *ctl_path = path_in(fx, "ctl.sock");
+    int c = connect_unix(ctl_path);
+
+    g_assert_cmpint(c, >=, 0);
+    write_all(c, "stat", 4);
+    close(c);
+    ctl_ok(fx, "status");
+}
+
+static void test_reject_second_connection(Fixture *fx, gconstpointer unused)
+{
+    Frame b1 = make_frame(mac_bcast, mac[1], 9, 60);
+    Frame b0 = make_frame(mac_bcast, mac[0], 10, 60);
+    Frame dummy;
+    int intruder;
+
+    connect_all(fx);
+    learn_all(fx);
+    intruder = connect_port(fx, 1);
+    g_assert_false(recv_frame(intruder, &dummy, WAIT_MS));     /* closed */
+    close(intruder);
+    wait_counter(fx, "port 1", "rejected", 1);
+    wait_counter(fx, "port 1", "connects", 1);
+
+    /* the first connection is untouched */
+    send_frame(fx->port[1], &b1);
+    expect_frame(fx->port[0], &b1);
+    expect_frame(fx->port[2], &b1);
+
+    /* a disconnect frees the port and forgets its MACs */
+    g_autofree char *before = ctl(fx, "table");
+
+    g_assert_nonnull(strstr(before, "52:54:00:12:34:01 port=1"));
+    close(fx->port[1]);
+    fx->port[1] = -1;
+    wait_counter(fx, "port 1", "connected", 0);
+    g_autofree char *after = ctl(fx, "table");
+
+    g_assert_null(strstr(after, "52:54:00:12:34:01"));
+    /* floods now skip the empty port */
+    send_frame(fx->port[0], &b0);
+    expect_frame(fx->port[2], &b0);
+    wait_port_rx(fx, 0, 2);
+    wait_counter(fx, "link 0>1", "frames", 1);
+
+    fx->port[1] = connect_port(fx, 1);
+    wait_counter(fx, "port 1", "connects", 2);
+    send_frame(fx->port[0], &b0);
+    expect_frame(fx->port[1], &b0);
+}
+
+static void test_fault_drop(Fixture *fx, gconstpointer unused)
+{
+    Frame u01 = make_frame(mac[1], mac[0], 11, 80);
+    Frame u10 = make_frame(mac[0], mac[1], 12, 80);
+    Frame u02 = make_frame(mac[2], mac[0], 13, 80);
+    g_autofree char *added = NULL;
+    g_autofree char *list = NULL;
+
+    connect_all(fx);
+    learn_all(fx);
+
+    added = ctl(fx, "fault add 0>1 drop p=1");
+    g_assert_cmpstr(added, ==, "rule 1\n");
+
+    send_frame(fx->port[0], &u01);
+    wait_port_rx(fx, 0, 2);
+    expect_nothing(fx->port[1]);
+    wait_counter(fx, "link 0>1", "dropped", 1);
+
+    send_frame(fx->port[1], &u10);
+    expect_frame(fx->port[0], &u10);
+    send_frame(fx->port[0], &u02);
+    expect_frame(fx->port[2], &u02);
+
+    list = ctl(fx, "fault list");
+    g_assert_cmpstr(list, ==, "1 0>1 drop p=1 matched=1 fired=1\n");
+    g_autofree char *status = ctl(fx, "status");
+
+    g_assert_nonnull(strstr(status, "1 0>1 drop p=1 matched=1 fired=1"));
+
+    ctl_ok(fx, "fault del 1");
+    send_frame(fx->port[0], &u01);
+    expect_frame(fx->port[1], &u01);
+    wait_counter(fx, "link 0>1", "dropped", 1);
+    g_autofree char *empty = ctl(fx, "fault list");
+
+    g_assert_cmpstr(empty, ==, "");
+
+    /* nth drops exactly one frame per direction */
+    g_autofree char *second = ctl(fx, "fault add node1-node0 drop nth=2");
+
+    g_assert_cmpstr(second, ==, "rule 2\n");
+    for (int i = 0; i < 3; i++) {
+        send_frame(fx->port[0], &u01);
+    }
+    expect_frame(fx->port[1], &u01);
+    expect_frame(fx->port[1], &u01);
+    wait_port_rx(fx, 0, 7);
+    expect_nothing(fx->port[1]);
+    wait_counter(fx, "link 0>1", "dropped", 2);
+    ctl_ok(fx, "fault clear");
+}
+
+static void test_link_down(Fixture *fx, gconstpointer unused)
+{
+    Frame u02 = make_frame(mac[2], mac[0], 14, 70);
+    Frame u20 = make_frame(mac[0], mac[2], 15, 70);
+    Frame u01 = make_frame(mac[1], mac[0], 16, 70);
+
+    connect_all(fx);
+    learn_all(fx);
+    ctl_ok(fx, "link down 0-2");
+    g_autofree char *all = ctl(fx, "counters");
+
+    g_assert_nonnull(strstr(all, "link 0>2 state=down"));
+    g_assert_nonnull(strstr(all, "link 2>0 state=down"));
+    g_assert_nonnull(strstr(all, "link 0>1 state=up"));
+
+    send_frame(fx->port[0], &u02);
+    send_frame(fx->port[2], &u20);
+    send_frame(fx->port[0], &u01);
+    expect_frame(fx->port[1], &u01);
+    wait_port_rx(fx, 0, 3);
+    wait_port_rx(fx, 2, 2);
+    expect_nothing(fx->port[2]);
+    expect_nothing(fx->port[0]);
+    wait_counter(fx, "link 0>2", "down", 1);
+    wait_counter(fx, "link 2>0", "down", 1);
+
+    ctl_ok(fx, "link up 2-0");
+    send_frame(fx->port[0], &u02);
+    expect_frame(fx->port[2], &u02);
+    send_frame(fx->port[2], &u20);
+    expect_frame(fx->port[0], &u20);
+
+    /* wildcards */
+    ctl_ok(fx, "link down *>1");
+    g_autofree char *some = ctl(fx, "counters");
+
+    g_assert_nonnull(strstr(some, "link 0>1 state=down"));
+    g_assert_nonnull(strstr(some, "link 2>1 state=down"));
+    g_assert_nonnull(strstr(some, "link 1>0 state=up"));
+    ctl_ok(fx, "link up *");
+    g_autofree char *none = ctl(fx, "counters");
+
+    g_assert_null(strstr(none, "state=down"));
+}
+
+static void test_delay_and_corrupt(Fixture *fx, gconstpointer unused)
+{
+    Frame f[3];
+    Frame got;
+    gint64 start;
+
+    connect_all(fx);
+    learn_all(fx);
+
+    ctl_ok(fx, "fault add 0>1 delay ms=200");
+    start = g_get_monotonic_time();
+    for (int i = 0; i < 3; i++) {
+        f[i] = make_frame(mac[1], mac[0], 20 + i, 60 + i);
+        send_frame(fx->port[0], &f[i]);
+    }
+    /* held for 200 ms, then delivered in order */
+    for (int i = 0; i < 3; i++) {
+        expect_frame(fx->port[1], &f[i]);
+    }
+    g_assert_cmpint(g_get_monotonic_time() - start, >=, 200000);
+    wait_counter(fx, "link 0>1", "delayed", 3);
+    wait_counter(fx, "link 0>1", "frames", 4);
+    ctl_ok(fx, "fault clear");
+
+    /* bit 112 is the first payload bit: the corrupted copy differs there,
+     * the copy for node2 of the same broadcast does not */
+    ctl_ok(fx, "fault add 0>1 corrupt p=1 offsets=112");
+    Frame b = make_frame(mac_bcast, mac[0], 30, 64);
+
+    send_frame(fx->port[0], &b);
+    expect_frame(fx->port[2], &b);
+    g_assert_true(recv_frame(fx->port[1], &got, WAIT_MS));
+    g_assert_cmpuint(got.len, ==, b.len);
+    g_assert_cmphex(got.data[14], ==, b.data[14] ^ 0x01);
+    got.data[14] ^= 0x01;
+    g_assert_cmpmem(got.data, got.len, b.data, b.len);
+    wait_counter(fx, "link 0>1", "corrupted", 1);
+    wait_counter(fx, "link 0>2", "corrupted", 0);
+}
+
+static void test_congestion(Fixture *fx, gconstpointer unused)
+{
+    enum { N = 4000, LEN = 1500 };
+    Frame u01 = make_frame(mac[1], mac[0], 40, LEN);
+    Frame b2 = make_frame(mac_bcast, mac[2], 41, 60);
+    guint64 delivered, congested;
+    unsigned received = 0;
+    Frame got;
+
+    connect_all(fx);
+    learn_all(fx);
+    /* node1 does not read: 6 MB for it overflow the 4 MiB queue */
+    for (int i = 0; i < N; i++) {
+        send_frame(fx->port[0], &u01);
+    }
+    wait_port_rx(fx, 0, N + 1);
+    /* minus the broadcast learn_all() sent over 0>1 */
+    delivered = counter(fx, "link 0>1", "frames") - 1;
+    congested = counter(fx, "link 0>1", "congested");
+    g_test_message("delivered %" G_GUINT64_FORMAT " congested %"
+                   G_GUINT64_FORMAT, delivered, congested);
+    g_assert_cmpuint(delivered + congested, ==, N);
+    g_assert_cmpuint(congested, >, 0);
+
+    /* the other ports are unaffected meanwhile */
+    send_frame(fx->port[2], &b2);
+    expect_frame(fx->port[0], &b2);
+
+    /* everything accepted for node1 arrives, in one piece, in order */
+    while (received < delivered + 1 &&
+           recv_frame(fx->port[1], &got, WAIT_MS)) {
+        if (received < delivered) {
+            g_assert_cmpmem(got.data, got.len, u01.data, u01.len);
+        } else {
+            g_assert_cmpmem(got.data, got.len, b2.data, b2.len);
+        }
+        received++;
+    }
+    g_assert_cmpuint(received, ==, delivered + 1);
+}
+
+/* Lines tshark prints for a capture, or NULL if tshark is missing. */
+static char **tshark_fields(const char *path, const char *field)
+{
+    const char *argv[] = {
+        TSHARK, "-r", path, "-T", "fields", "-e", field, NULL,
+    };
+    g_autofree char *out = NULL;
+    int status;
+
+    if (!g_file_test(TSHARK, G_FILE_TEST_IS_EXECUTABLE)) {
+        return NULL;
+    }
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
+                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                               NULL, &status, NULL));
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_strchomp(out);
+    return *out ? g_strsplit(out, "\n", -1) : g_new0(char *, 1);
+}
+
+static void test_capture(Fixture *fx, gconstpointer unused)
+{
+    g_autofree char *path = path_in(fx, "run.pcapng");
+    g_autofree char *cmd = g_strdup_printf("capture start %s", path);
+    Frame b0 = make_frame(mac_bcast, mac[0], 50, 60);
+    Frame u12 = make_frame(mac[2], mac[1], 51, 90);
+
+    connect_all(fx);
+    learn_all(fx);              /* 6 copies, before the capture */
+    ctl_ok(fx, cmd);
+    ctl_err(fx, cmd, "is running");
+    g_autofree char *state = ctl(fx, "capture status");
+
+    g_assert_true(g_str_has_prefix(state, "capture on "));
+    /* the copy for node2 gets corrupted: flagged as a CRC error */
+    ctl_ok(fx, "fault add 0>2 corrupt p=1 offsets=112");
+    send_frame(fx->port[0], &b0);           /* 2 copies */
+    send_frame(fx->port[1], &u12);          /* 1 copy */
+    expect_frame(fx->port[1], &b0);
+    Frame bad;
+
+    g_assert_true(recv_frame(fx->port[2], &bad, WAIT_MS));
+    g_assert_cmphex(bad.data[14], ==, b0.data[14] ^ 1);
+    expect_frame(fx->port[2], &u12);
+    g_autofree char *stopped = ctl(fx, "capture stop");
+
+    g_assert_cmpstr(stopped, ==, "frames 3\n");
+    g_autofree char *off = ctl(fx, "capture status");
+
+    g_assert_cmpstr(off, ==, "capture off\n");
+    /* after stop nothing more is recorded */
+    send_frame(fx->port[0], &b0);
+    expect_frame(fx->port[1], &b0);
+
+    g_auto(GStrv) names = tshark_fields(path, "frame.interface_name");
+
+    if (!names) {
+        g_test_message("tshark missing: capture content not checked");
+        return;
+    }
+    g_assert_cmpuint(g_strv_length(names), ==, 3);
+    g_assert_cmpstr(names[0], ==, "node1");
+    g_assert_cmpstr(names[1], ==, "node2");
+    g_assert_cmpstr(names[2], ==, "node2");
+    g_auto(GStrv) comments = tshark_fields(path, "frame.comment");
+
+    g_assert_cmpstr(comments[0], ==, "node0>node1");
+    g_assert_cmpstr(comments[1], ==, "node0>node2");
+    g_assert_cmpstr(comments[2], ==, "node1>node2");
+    g_auto(GStrv) crc = tshark_fields(path, "frame.packet_flags_crc_error");
+
+    g_assert_cmpstr(crc[0], ==, "0");
+    g_assert_cmpstr(crc[1], ==, "1");
+    g_assert_cmpstr(crc[2], ==, "0");
+    g_auto(GStrv) dir = tshark_fields(path, "frame.packet_flags_direction");
+
+    g_assert_cmpstr(dir[0], ==, "0x00000001");      /* inbound */
+}
+
+static void test_sigterm_with_startup_capture(void)
+{
+    Fixture fx = { 0 };
+    g_autofree char *cap = NULL;
+    const char *extra[] = { "--capture", NULL, NULL };
+
+    fx.dir = make_short_tmpdir();
+    fx.ctl = -1;
+    fx.ctl_buf = g_string_new(NULL);
+    for (int i = 0; i < NODES; i++) {
+        fx.port[i] = -1;
+    }
+    cap = path_in(&fx, "start.pcapng");
+    extra[1] = cap;
+    g_free(start_fabricd(&fx, extra));
+    connect_all(&fx);
+    learn_all(&fx);                         /* 6 copies */
+
+    g_assert_cmpint(kill(fx.pid, SIGTERM), ==, 0);
+    g_assert_true(reap(&fx, WAIT_MS));
+    g_assert_true(WIFEXITED(fx.wait_status));
+    g_assert_cmpint(WEXITSTATUS(fx.wait_status), ==, 0);
+    for (int i = 0; i < NODES; i++) {
+        g_autofree char *name = g_strdup_printf("node%d.sock", i);
+        g_autofree char *p = path_in(&fx, name);
+
+        g_assert_false(g_file_test(p, G_FILE_TEST_EXISTS));
+    }
+    g_autofree char *ctl_path = path_in(&fx, "ctl.sock");
+
+    g_assert_false(g_file_test(ctl_path, G_FILE_TEST_EXISTS));
+
+    g_auto(GStrv) names = tshark_fields(cap, "frame.interface_name");
+
+    if (names) {
+        g_assert_cmpuint(g_strv_length(names), ==, 6);
+    }
+    fixture_teardown(&fx, NULL);
+}
+
+/* Run a program from the repository root; returns its exit status. */
+static int run(const char *const *argv, const char *cwd, char **out,
+               char **err)
+{
+    g_autoptr(GError) error = NULL;
+    int status;
+
+    g_assert_true(g_spawn_sync(cwd, (char **)argv, NULL, 0, NULL, NULL, out,
+                               err, &status, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void test_fabricctl(Fixture *fx, gconstpointer unused)
+{
+    g_autofree char *cwd = g_get_current_dir();
+    g_autofree char *ctl_bin = g_build_filename(cwd, FABRICCTL, NULL);
+    g_autofree char *sock = path_in(fx, "ctl.sock");
+    char *out = NULL, *err = NULL;
+
+    g_assert_true(g_file_test(ctl_bin, G_FILE_TEST_IS_EXECUTABLE));
+    {
+        const char *argv[] = { ctl_bin, "-d", fx->dir, "seed", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 0);
+        g_assert_cmpstr(out, ==, "seed 0x000000000000002a\n");
+        g_assert_cmpstr(err, ==, "");
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        /* arguments are joined: the rule arrives as one line */
+        const char *argv[] = { ctl_bin, "-s", sock, "fault", "add", "0>1",
+                               "drop", "p=0.25", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 0);
+        g_assert_cmpstr(out, ==, "rule 1\n");
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        const char *argv[] = { ctl_bin, "-d", fx->dir, "fault", "add", "0>1",
+                               "drop", "p=2", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 1);
+        g_assert_cmpstr(out, ==, "");
+        g_assert_true(g_str_has_prefix(err, "fabricctl: p=2 is out of range"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        const char *argv[] = { ctl_bin, "-d", "/nonexistent", "status", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 2);
+        g_assert_cmpstr(err, ==, "fabricctl: cannot reach "
+                        "/nonexistent/ctl.sock: No such file or directory "
+                        "(is the fabric running?)\n");
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        const char *argv[] = { ctl_bin, "status", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 2);
+        g_assert_nonnull(strstr(err, "-s SOCKET or -d DIR"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        const char *argv[] = { ctl_bin, "--help", NULL };
+
+        g_assert_cmpint(run(argv, NULL, &out, &err), ==, 0);
+        g_assert_nonnull(strstr(out, "capture start FILE"));
+        g_assert_nonnull(strstr(out, "link down LINK"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    {
+        /* a relative capture file is relative to fabricctl's directory */
+        const char *start[] = { ctl_bin, "-d", fx->dir, "capture", "start",
+                                "rel.pcapng", NULL };
+        const char *stop[] = { ctl_bin, "-d", fx->dir, "capture", "stop",
+                               NULL };
+        g_autofree char *want = path_in(fx, "rel.pcapng");
+
+        g_assert_cmpint(run(start, fx->dir, &out, &err), ==, 0);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+        g_assert_cmpint(run(stop, NULL, &out, &err), ==, 0);
+        g_assert_cmpstr(out, ==, "frames 0\n");
+        g_assert_true(g_file_test(want, G_FILE_TEST_IS_REGULAR));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+}
+
+static void test_second_daemon_refused(Fixture *fx, gconstpointer unused)
+{
+    const char *argv[] = { FABRICD, "--kind", "eth", "--nodes", "3",
+                           "--dir", fx->dir, NULL };
+    g_autofree char *out = NULL, *err = NULL;
+
+    g_assert_cmpint(run(argv, NULL, &out, &err), ==, 2);
+    g_assert_nonnull(strstr(err, "another fabricd is running"));
+    /* the first one is unharmed */
+    ctl_ok(fx, "status");
+}
+
+static void test_bad_arguments(void)
+{
+    g_autofree char *base = make_short_tmpdir();
+    g_autofree char *never = g_build_filename(base, "never", NULL);
+    g_autofree char *longdir = g_strnfill(120, 'd');
+    g_autofree char *longpath = g_build_filename(base, longdir, NULL);
+    static const struct { const char *args[10]; const char *message; } cases[] = {
+        { { "--kind", "ps1", "--nodes", "2", "--dir", "DIR" },
+          "fabricd: fabric kind 'ps1' is not implemented yet\n" },
+        { { "--kind", "token-ring", "--nodes", "2", "--dir", "DIR" },
+          "fabricd: fabric kind 'token-ring' is not implemented yet" },
+        { { "--kind", "eth", "--nodes", "0", "--dir", "DIR" },
+          "--nodes 0 is out of range" },
+        { { "--kind", "eth", "--nodes", "2000", "--dir", "DIR" },
+          "out of range" },
+        { { "--kind", "eth", "--dir", "DIR" }, "missing --nodes" },
+        { { "--kind", "eth", "--nodes", "2" }, "missing --dir" },
+        { { "--nodes", "2", "--dir", "DIR" }, "missing --kind" },
+        { { "--kind", "eth", "--nodes", "2", "--dir", "DIR", "--seed",
+            "12z" }, "bad --seed '12z'" },
+        { { "--kind", "eth", "--nodes", "two", "--dir", "DIR" },
+          "see fabricd --help" },
+        { { "--kind", "eth", "--nodes", "2", "--dir", "DIR", "extra" },
+          "unexpected argument 'extra'" },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases) + 1; i++) {
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        g_autofree char *out = NULL, *err = NULL;
+        const char *message;
+
+        g_ptr_array_add(argv, FABRICD);
+        if (i < G_N_ELEMENTS(cases)) {
+            for (int a = 0; cases[i].args[a]; a++) {
+                const char *arg = cases[i].args[a];
+
+                /* DIR stands for a directory that must not get created */
+                g_ptr_array_add(argv, strcmp(arg, "DIR") ? (char *)arg
+                                                          : never);
+            }
+            message = cases[i].message;
+        } else {
+            const char *args[] = { "--kind", "eth", "--nodes", "2",
+                                   "--dir", longpath };
+
+            for (int a = 0; a < 6; a++) {
+                g_ptr_array_add(argv, (char *)args[a]);
+            }
+            message = "use a shorter directory";
+        }
+        g_ptr_array_add(argv, NULL);
+        g_assert_cmpint(run((const char *const *)argv->pdata, NULL, &out,
+                            &err), ==, 2);
+        if (!strstr(err, message)) {
+            g_test_message("case %zu: stderr '%s', expected '%s'", i, err,
+                           message);
+        }
+        g_assert_nonnull(strstr(err, message));
+        g_assert_true(g_str_has_prefix(err, "fabricd: "));
+        /* one line */
+        g_assert_cmpint(strchr(err, '\n') - err, ==, strlen(err) - 1);
+    }
+    /* nothing was created on the way out */
+    g_assert_false(g_file_test(never, G_FILE_TEST_EXISTS));
+    g_assert_false(g_file_test(longpath, G_FILE_TEST_EXISTS));
+    g_assert_cmpint(g_rmdir(base), ==, 0);
+}
+
+#define ADD(name, fn) \
+    g_test_add("/fabricd/" name, Fixture, NULL, fixture_setup, fn, \
+               fixture_teardown)
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    g_test_add_func("/fabricd/bad-arguments", test_bad_arguments);
+    g_test_add_func("/fabricd/banner-and-sockets", test_banner_and_sockets);
+    ADD("switching", test_switching);
+    ADD("malformed-input", test_malformed);
+    ADD("control-robustness", test_control_robustness);
+    ADD("reject-second-connection", test_reject_second_connection);
+    ADD("fault-drop", test_fault_drop);
+    ADD("link-down", test_link_down);
+    ADD("delay-and-corrupt", test_delay_and_corrupt);
+    ADD("congestion", test_congestion);
+    ADD("capture", test_capture);
+    ADD("fabricctl", test_fabricctl);
+    ADD("second-daemon-refused", test_second_daemon_refused);
+    g_test_add_func("/fabricd/sigterm", test_sigterm_with_startup_capture);
+    return g_test_run();
+}
