@@ -1,0 +1,231 @@
+/*
+ * Minimal pcapng writer: SHB, IDBs, EPBs, all little-endian.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capture.h"
+#include "fabric-proto.h"   /* little-endian put helpers */
+
+#define BT_SHB          0x0a0d0d0au
+#define BT_IDB          0x00000001u
+#define BT_EPB          0x00000006u
+#define BYTE_ORDER_MAGIC 0x1a2b3c4du
+
+#define OPT_ENDOFOPT    0
+#define OPT_COMMENT     1
+#define OPT_SHB_USERAPPL 4
+#define OPT_IF_NAME     2
+#define OPT_IF_TSRESOL  9
+#define OPT_EPB_FLAGS   2
+
+struct Capture {
+    FILE *f;
+    char *path;
+    unsigned nodes;
+    uint64_t frames;
+    bool failed;            /* a write failed; the file is incomplete */
+    GByteArray *block;      /* scratch space for building one block */
+};
+
+static void put32(GByteArray *b, uint32_t v)
+{
+    uint8_t le[4];
+
+    fabric_put_le32(le, v);
+    g_byte_array_append(b, le, 4);
+}
+
+static void put16(GByteArray *b, uint16_t v)
+{
+    uint8_t le[2];
+
+    fabric_put_le16(le, v);
+    g_byte_array_append(b, le, 2);
+}
+
+static void pad4(GByteArray *b)
+{
+    static const uint8_t zeros[3];
+
+    g_byte_array_append(b, zeros, (4 - b->len % 4) % 4);
+}
+
+static void put_option(GByteArray *b, uint16_t code, const void *value,
+                       uint16_t len)
+{
+    put16(b, code);
+    put16(b, len);
+    g_byte_array_append(b, value, len);
+    pad4(b);
+}
+
+static void begin_block(GByteArray *b, uint32_t type)
+{
+    g_byte_array_set_size(b, 0);
+    put32(b, type);
+    put32(b, 0);            /* total length, patched by end_block() */
+}
+
+/* Close the option list, append the trailing length and write it out. */
+static bool end_block(Capture *c, GError **err)
+{
+    GByteArray *b = c->block;
+
+    put16(b, OPT_ENDOFOPT);
+    put16(b, 0);
+    put32(b, b->len + 4);
+    fabric_put_le32(b->data + 4, b->len);
+    if (fwrite(b->data, 1, b->len, c->f) != b->len) {
+        c->failed = true;
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno),
+                    "cannot write capture %s: %s", c->path, g_strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static bool write_headers(Capture *c, uint32_t linktype, GError **err)
+{
+    static const char appl[] = "vcluster fabricd";
+    GByteArray *b = c->block;
+
+    begin_block(b, BT_SHB);
+    put32(b, BYTE_ORDER_MAGIC);
+    put16(b, 1);            /* major version */
+    put16(b, 0);            /* minor version */
+    put32(b, 0xffffffffu);  /* section length: unknown */
+    put32(b, 0xffffffffu);
+    put_option(b, OPT_SHB_USERAPPL, appl, sizeof(appl) - 1);
+    if (!end_block(c, err)) {
+        return false;
+    }
+
+    for (unsigned i = 0; i < c->nodes; i++) {
+        char name[32];
+        uint8_t tsresol = 9;        /* timestamps in nanoseconds */
+        int n = g_snprintf(name, sizeof(name), "node%u", i);
+
+        begin_block(b, BT_IDB);
+        put16(b, linktype);
+        put16(b, 0);                /* reserved */
+        put32(b, 0);                /* snaplen: no limit */
+        put_option(b, OPT_IF_NAME, name, n);
+        put_option(b, OPT_IF_TSRESOL, &tsresol, 1);
+        if (!end_block(c, err)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Capture *capture_open(const char *path, unsigned nodes, uint32_t linktype,
+                      GError **err)
+{
+    FILE *f = fopen(path, "wbe");
+
+    if (!f) {
+        int e = errno;
+
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+                    "cannot create capture %s: %s", path, g_strerror(e));
+        return NULL;
+    }
+    Capture *c = g_new0(Capture, 1);
+
+    c->f = f;
+    c->path = g_strdup(path);
+    c->nodes = nodes;
+    c->block = g_byte_array_sized_new(256);
+    if (!write_headers(c, linktype, err) || !capture_flush(c, err)) {
+        capture_close(c, NULL);
+        return NULL;
+    }
+    return c;
+}
+
+bool capture_write(Capture *c, unsigned iface, uint64_t ts_ns,
+                   const uint8_t *data, size_t len, uint32_t epb_flags,
+                   const char *comment, GError **err)
+{
+    GByteArray *b = c->block;
+    uint8_t flags[4];
+
+    if (c->failed) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO,
+                    "capture %s already failed", c->path);
+        return false;
+    }
+    g_return_val_if_fail(iface < c->nodes, false);
+    begin_block(b, BT_EPB);
+    put32(b, iface);
+    put32(b, ts_ns >> 32);
+    put32(b, (uint32_t)ts_ns);
+    put32(b, len);          /* captured length */
+    put32(b, len);          /* original length */
+    g_byte_array_append(b, data, len);
+    pad4(b);
+    fabric_put_le32(flags, epb_flags);
+    put_option(b, OPT_EPB_FLAGS, flags, 4);
+    if (comment) {
+        put_option(b, OPT_COMMENT, comment, strlen(comment));
+    }
+    if (!end_block(c, err)) {
+        return false;
+    }
+    c->frames++;
+    return true;
+}
+
+bool capture_flush(Capture *c, GError **err)
+{
+    if (fflush(c->f) != 0) {
+        int e = errno;
+
+        c->failed = true;
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+                    "cannot write capture %s: %s", c->path, g_strerror(e));
+        return false;
+    }
+    return true;
+}
+
+bool capture_close(Capture *c, GError **err)
+{
+    bool ok = true;
+
+    if (!c) {
+        return true;
+    }
+    if (c->failed) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO,
+                    "capture %s is incomplete (a write failed)", c->path);
+        ok = false;
+    } else {
+        ok = capture_flush(c, err);
+    }
+    if (fclose(c->f) != 0 && ok) {
+        int e = errno;
+
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+                    "cannot close capture %s: %s", c->path, g_strerror(e));
+        ok = false;
+    }
+    g_byte_array_free(c->block, TRUE);
+    g_free(c->path);
+    g_free(c);
+    return ok;
+}
+
+const char *capture_path(const Capture *c)
+{
+    return c->path;
+}
+
+uint64_t capture_frames(const Capture *c)
+{
+    return c->frames;
+}

@@ -1,0 +1,249 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include "commands.h"
+#include "report.h"
+
+G_DEFINE_QUARK(fabricd-command-error, fabric_command_error)
+
+static void fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void fail(GError **err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(err, FABRIC_COMMAND_ERROR, 0, msg);
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Split off the next blank-separated word; *rest points after it. */
+static char *next_word(const char **rest)
+{
+    const char *s = *rest, *end;
+
+    while (is_blank(*s)) {
+        s++;
+    }
+    end = s;
+    while (*end && !is_blank(*end)) {
+        end++;
+    }
+    *rest = end;
+    return end > s ? g_strndup(s, end - s) : NULL;
+}
+
+/* The rest of the line without surrounding blanks ("" if nothing). */
+static char *rest_of_line(const char *rest)
+{
+    return g_strstrip(g_strdup(rest));
+}
+
+static bool no_more_args(const char *cmd, const char *rest, GError **err)
+{
+    g_autofree char *extra = next_word(&rest);
+
+    if (extra) {
+        fail(err, "'%s' takes no argument (got '%s')", cmd, extra);
+        return false;
+    }
+    return true;
+}
+
+static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
+{
+    g_autofree char *sub = next_word(&rest);
+
+    if (!sub) {
+        fail(err, "fault needs add, del, list or clear");
+        return false;
+    }
+    if (strcmp(sub, "add") == 0) {
+        g_autofree char *text = rest_of_line(rest);
+        FaultRule *r = fault_rule_parse(text, f->nodes, err);
+
+        if (!r) {
+            return false;
+        }
+        g_string_append_printf(out, "rule %u\n", fault_rules_add(f->rules, r));
+        return true;
+    }
+    if (strcmp(sub, "del") == 0) {
+        g_autofree char *id_text = next_word(&rest);
+        guint64 id;
+
+        if (!id_text || !g_ascii_isdigit(id_text[0]) ||
+            !g_ascii_string_to_unsigned(id_text, 10, 1, G_MAXUINT, &id,
+                                        NULL)) {
+            fail(err, "fault del needs a rule id (see fault list)");
+            return false;
+        }
+        if (!no_more_args("fault del ID", rest, err)) {
+            return false;
+        }
+        if (!fault_rules_del(f->rules, id)) {
+            fail(err, "no fault rule %" G_GUINT64_FORMAT " (see fault list)",
+                 id);
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(sub, "list") == 0) {
+        if (!no_more_args("fault list", rest, err)) {
+            return false;
+        }
+        report_rules(f, out);
+        return true;
+    }
+    if (strcmp(sub, "clear") == 0) {
+        if (!no_more_args("fault clear", rest, err)) {
+            return false;
+        }
+        fault_rules_clear(f->rules);
+        return true;
+    }
+    fail(err, "unknown fault command '%s' (expected add, del, list or clear)",
+         sub);
+    return false;
+}
+
+static bool cmd_link(Fabric *f, const char *rest, GString *out, GError **err)
+{
+    g_autofree char *sub = next_word(&rest);
+    g_autofree char *spec = next_word(&rest);
+    FaultLink link;
+    bool down;
+
+    if (!sub || (strcmp(sub, "down") && strcmp(sub, "up"))) {
+        fail(err, "link needs up or down, then a link such as 0>1, 0-1 or *");
+        return false;
+    }
+    down = strcmp(sub, "down") == 0;
+    if (!spec) {
+        fail(err, "link %s needs a link such as 0>1, 0-1, *>2 or *", sub);
+        return false;
+    }
+    if (!no_more_args("link up|down LINK", rest, err) ||
+        !fault_link_parse(spec, f->nodes, &link, err)) {
+        return false;
+    }
+    for (unsigned from = 0; from < f->nodes; from++) {
+        for (unsigned to = 0; to < f->nodes; to++) {
+            if (fabric_has_link(f, from, to) &&
+                fault_link_matches(&link, from, to)) {
+                fabric_link(f, from, to)->admin_down = down;
+            }
+        }
+    }
+    return true;
+}
+
+static bool cmd_capture(Fabric *f, const char *rest, GString *out,
+                        GError **err)
+{
+    g_autofree char *sub = next_word(&rest);
+
+    if (sub && strcmp(sub, "start") == 0) {
+        g_autofree char *path = rest_of_line(rest);
+
+        if (!*path) {
+            fail(err, "capture start needs a file name");
+            return false;
+        }
+        return fabric_capture_start(f, path, err);
+    }
+    if (sub && strcmp(sub, "stop") == 0) {
+        uint64_t frames = 0;
+
+        if (!no_more_args("capture stop", rest, err)) {
+            return false;
+        }
+        if (!fabric_capture_stop(f, &frames, err)) {
+            return false;
+        }
+        g_string_append_printf(out, "frames %" G_GUINT64_FORMAT "\n", frames);
+        return true;
+    }
+    if (sub && strcmp(sub, "status") == 0) {
+        if (!no_more_args("capture status", rest, err)) {
+            return false;
+        }
+        if (f->capture) {
+            g_string_append_printf(out, "capture on %s frames %" G_GUINT64_FORMAT "\n",
+                                   capture_path(f->capture),
+                                   capture_frames(f->capture));
+        } else {
+            g_string_append(out, "capture off\n");
+        }
+        return true;
+    }
+    fail(err, "capture needs start FILE, stop or status");
+    return false;
+}
+
+bool fabric_command(Fabric *f, const char *line, GString *out, GError **err)
+{
+    const char *rest = line;
+    g_autofree char *cmd = next_word(&rest);
+
+    if (!cmd) {
+        fail(err, "empty command (try help)");
+        return false;
+    }
+    if (strcmp(cmd, "status") == 0) {
+        if (!no_more_args(cmd, rest, err)) {
+            return false;
+        }
+        report_status(f, out);
+        return true;
+    }
+    if (strcmp(cmd, "counters") == 0) {
+        if (!no_more_args(cmd, rest, err)) {
+            return false;
+        }
+        report_counters(f, out);
+        return true;
+    }
+    if (strcmp(cmd, "table") == 0) {
+        if (!no_more_args(cmd, rest, err)) {
+            return false;
+        }
+        if (!f->kind->dump_table) {
+            fail(err, "fabric kind %s has no learning table", f->kind->name);
+            return false;
+        }
+        f->kind->dump_table(f->kind_state, fabric_now_ns(), out);
+        return true;
+    }
+    if (strcmp(cmd, "seed") == 0) {
+        if (!no_more_args(cmd, rest, err)) {
+            return false;
+        }
+        g_string_append_printf(out, "seed 0x%016" G_GINT64_MODIFIER "x\n",
+                               f->seed);
+        return true;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        g_string_append(out, fabric_command_help);
+        return true;
+    }
+    if (strcmp(cmd, "fault") == 0) {
+        return cmd_fault(f, rest, out, err);
+    }
+    if (strcmp(cmd, "link") == 0) {
+        return cmd_link(f, rest, out, err);
+    }
+    if (strcmp(cmd, "capture") == 0) {
+        return cmd_capture(f, rest, out, err);
+    }
+    fail(err, "unknown command '%s' (try help)", cmd);
+    return false;
+}

@@ -1,0 +1,311 @@
+/*
+ * The path of one frame: route, then per copy: admin state, fault rules,
+ * delay line, output queue, capture and counters.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabric.h"
+
+/* A copy waiting in the delay line. */
+typedef struct HeldCopy {
+    Fabric *fabric;
+    unsigned from, to;
+    unsigned generation;    /* destination's connection when scheduled */
+    GBytes *frame;
+    bool corrupted;
+} HeldCopy;
+
+uint64_t fabric_now_ns(void)
+{
+    /* The GLib clock, so delays agree with GSource ready times. */
+    return (uint64_t)g_get_monotonic_time() * 1000;
+}
+
+static uint64_t wall_clock_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+bool fabric_has_link(const Fabric *f, unsigned from, unsigned to)
+{
+    return f->kind->has_link(f->nodes, from, to);
+}
+
+static void capture_copy(Fabric *f, unsigned from, unsigned to,
+                         GBytes *frame, bool corrupted)
+{
+    g_autoptr(GError) err = NULL;
+    char comment[32];
+    size_t len;
+    const uint8_t *data = g_bytes_get_data(frame, &len);
+    uint32_t flags = PCAPNG_EPB_INBOUND;
+
+    if (corrupted) {
+        flags |= PCAPNG_EPB_CRC_ERROR;
+    }
+    g_snprintf(comment, sizeof(comment), "node%u>node%u", from, to);
+    if (!capture_write(f->capture, to, wall_clock_ns(), data, len, flags,
+                       comment, &err)) {
+        uint64_t frames;
+
+        fprintf(stderr, "fabricd: %s; capture stopped\n", err->message);
+        fabric_capture_stop(f, &frames, NULL);
+    }
+}
+
+/* Hand a copy to the destination's output queue and account for it. */
+static void deliver(Fabric *f, unsigned from, unsigned to, GBytes *frame,
+                    bool corrupted)
+{
+    Link *link = fabric_link(f, from, to);
+    Port *dst = &f->ports[to];
+    size_t len = g_bytes_get_size(frame);
+
+    if (dst->fd < 0) {
+        return;     /* the peer left while the copy was on its way */
+    }
+    if (!port_send(dst, frame)) {
+        link->c.congested++;
+        return;
+    }
+    link->c.frames++;
+    link->c.bytes += len;
+    dst->c.tx_frames++;
+    dst->c.tx_bytes += len;
+    if (f->capture) {
+        capture_copy(f, from, to, frame, corrupted);
+    }
+}
+
+static void held_copy_free(gpointer item)
+{
+    HeldCopy *h = item;
+
+    g_bytes_unref(h->frame);
+    g_free(h);
+}
+
+static void held_copy_fire(gpointer item, gpointer opaque)
+{
+    HeldCopy *h = item;
+    Fabric *f = h->fabric;
+    Link *link = fabric_link(f, h->from, h->to);
+
+    link->pending--;
+    if (f->ports[h->to].generation == h->generation) {
+        deliver(f, h->from, h->to, h->frame, h->corrupted);
+    }
+    held_copy_free(h);
+}
+
+static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
+                      bool corrupted, uint64_t delay_ns)
+{
+    Link *link = fabric_link(f, from, to);
+    HeldCopy *h = g_new0(HeldCopy, 1);
+    uint64_t due = fabric_now_ns() + delay_ns;
+
+    /* Never overtake a copy already held on this link: order is kept. */
+    if (link->pending && due < link->hold_until_ns) {
+        due = link->hold_until_ns;
+    }
+    link->hold_until_ns = due;
+    link->pending++;
+    h->fabric = f;
+    h->from = from;
+    h->to = to;
+    h->generation = f->ports[to].generation;
+    h->frame = g_bytes_ref(frame);
+    h->corrupted = corrupted;
+    delay_line_add(f->delays, due, h);
+}
+
+static void send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
+{
+    Link *link = fabric_link(f, from, to);
+    FaultVerdict v;
+    size_t len;
+    const uint8_t *data = g_bytes_get_data(frame, &len);
+    g_autoptr(GBytes) copy = NULL;
+
+    if (link->admin_down) {
+        link->c.down++;
+        return;
+    }
+    fault_rules_eval(f->rules, from, to, data, len, f->kind->corrupt_from, &v);
+    switch (v.outcome) {
+    case FAULT_DROPPED:
+        link->c.dropped++;
+        return;
+    case FAULT_DOWNED:
+        link->c.down++;
+        return;
+    case FAULT_PASS:
+        break;
+    }
+    if (v.corrupted) {
+        link->c.corrupted++;
+        copy = g_bytes_new_take(v.corrupted, len);
+    } else {
+        copy = g_bytes_ref(frame);
+    }
+    if (v.delay_ns) {
+        link->c.delayed++;
+    }
+    if (v.delay_ns || link->pending) {
+        hold_copy(f, from, to, copy, v.corrupted != NULL, v.delay_ns);
+    } else {
+        deliver(f, from, to, copy, v.corrupted != NULL);
+    }
+}
+
+void fabric_ingress(Fabric *f, unsigned in_port, const uint8_t *frame,
+                    size_t len)
+{
+    g_autoptr(GBytes) shared = NULL;
+
+    g_array_set_size(f->dests, 0);
+    f->kind->route(f->kind_state, in_port, frame, len, f->connected,
+                   f->nodes, fabric_now_ns(), f->dests);
+    if (f->dests->len == 0) {
+        return;
+    }
+    /* One buffer shared by every destination; corruption copies it. */
+    shared = g_bytes_new(frame, len);
+    for (guint i = 0; i < f->dests->len; i++) {
+        unsigned to = g_array_index(f->dests, guint, i);
+
+        if (to != in_port && fabric_has_link(f, in_port, to)) {
+            send_copy(f, in_port, to, shared);
+        }
+    }
+}
+
+static gboolean capture_flush_tick(gpointer opaque)
+{
+    Fabric *f = opaque;
+    g_autoptr(GError) err = NULL;
+
+    if (f->capture && !capture_flush(f->capture, &err)) {
+        uint64_t frames;
+
+        fprintf(stderr, "fabricd: %s; capture stopped\n", err->message);
+        f->capture_flush_timer = 0;
+        fabric_capture_stop(f, &frames, NULL);
+        return G_SOURCE_REMOVE;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+bool fabric_capture_start(Fabric *f, const char *path, GError **err)
+{
+    if (f->capture) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "a capture to %s is running; stop it first",
+                    capture_path(f->capture));
+        return false;
+    }
+    f->capture = capture_open(path, f->nodes, f->kind->pcap_linktype, err);
+    if (!f->capture) {
+        return false;
+    }
+    /* Readers of a running capture see it at most a second late. */
+    f->capture_flush_timer = g_timeout_add_seconds(1, capture_flush_tick, f);
+    return true;
+}
+
+bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err)
+{
+    if (!f->capture) {
+        g_set_error_literal(err, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                            "no capture is running");
+        return false;
+    }
+    if (f->capture_flush_timer) {
+        g_source_remove(f->capture_flush_timer);
+        f->capture_flush_timer = 0;
+    }
+    *frames = capture_frames(f->capture);
+    Capture *c = f->capture;
+
+    f->capture = NULL;
+    return capture_close(c, err);
+}
+
+Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
+                   const char *dir)
+{
+    Fabric *f = g_new0(Fabric, 1);
+
+    f->kind = kind;
+    f->kind_state = kind->state_new(nodes);
+    f->nodes = nodes;
+    f->seed = seed;
+    f->dir = g_strdup(dir);
+    f->ctl_path = g_build_filename(dir, "ctl.sock", NULL);
+    f->ports = g_new0(Port, nodes);
+    f->connected = g_new0(bool, nodes);
+    /* Untouched links stay zero pages, so large fabrics cost little. */
+    f->links = g_new0(Link, (size_t)nodes * nodes);
+    f->rules = fault_rules_new(seed);
+    f->delays = delay_line_new(held_copy_fire, held_copy_free, f);
+    f->dests = g_array_new(FALSE, FALSE, sizeof(guint));
+    f->out_limit = FABRIC_OUT_LIMIT;
+    for (unsigned i = 0; i < nodes; i++) {
+        Port *p = &f->ports[i];
+
+        p->fabric = f;
+        p->id = i;
+        p->listen_fd = -1;
+        p->fd = -1;
+        g_queue_init(&p->out);
+        p->path = g_strdup_printf("%s/node%u.sock", dir, i);
+    }
+    return f;
+}
+
+void fabric_free(Fabric *f)
+{
+    g_autoptr(GError) err = NULL;
+    uint64_t frames;
+
+    if (!f) {
+        return;
+    }
+    if (f->capture && !fabric_capture_stop(f, &frames, &err)) {
+        fprintf(stderr, "fabricd: %s\n", err->message);
+    }
+    /* Held copies are dropped before the ports they point at go away. */
+    delay_line_free(f->delays);
+    for (unsigned i = 0; i < f->nodes; i++) {
+        Port *p = &f->ports[i];
+
+        if (p->fd >= 0) {
+            port_disconnect(p, NULL);
+        }
+        if (p->listen_watch) {
+            g_source_remove(p->listen_watch);
+        }
+        if (p->listen_fd >= 0) {
+            close(p->listen_fd);
+            unlink(p->path);
+        }
+        g_free(p->path);
+    }
+    fault_rules_free(f->rules);
+    f->kind->state_free(f->kind_state);
+    g_array_free(f->dests, TRUE);
+    g_free(f->links);
+    g_free(f->connected);
+    g_free(f->ports);
+    g_free(f->ctl_path);
+    g_free(f->dir);
+    g_free(f);
+}

@@ -1,0 +1,110 @@
+/*
+ * fabricd's core state: ports (one per node socket), directed links with
+ * their counters and admin state, fault rules, delayed copies and capture.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FABRICD_FABRIC_H
+#define FABRICD_FABRIC_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "delay.h"
+#include "fault.h"
+#include "kind.h"
+
+/* Per-port output limit: a copy that does not fit is dropped (congestion). */
+#define FABRIC_OUT_LIMIT        (4u * 1024 * 1024)
+
+typedef struct Fabric Fabric;
+
+typedef struct PortCounters {
+    uint64_t rx_frames, rx_bytes;
+    uint64_t tx_frames, tx_bytes;
+    uint64_t malformed;     /* frames skipped or streams closed as garbage */
+    uint64_t rejected;      /* connections refused: port already in use */
+    uint64_t connects;
+} PortCounters;
+
+typedef struct Port {
+    Fabric *fabric;
+    unsigned id;
+    char *path;
+    int listen_fd;
+    guint listen_watch;
+    int fd;                 /* -1 while nobody is connected */
+    guint in_watch;
+    guint out_watch;        /* armed only while output is blocked */
+    unsigned generation;    /* bumped on every connect */
+    GByteArray *in;         /* received bytes not yet framed */
+    GQueue out;             /* OutItem, oldest first */
+    size_t out_bytes;       /* bytes queued in `out`, prefixes included */
+    unsigned logged_malformed;
+    PortCounters c;
+} Port;
+
+typedef struct LinkCounters {
+    uint64_t frames, bytes;  /* delivered copies */
+    uint64_t dropped;        /* by a drop rule */
+    uint64_t down;           /* link administratively down, or a down rule */
+    uint64_t corrupted, delayed, congested;
+} LinkCounters;
+
+typedef struct Link {
+    LinkCounters c;
+    bool admin_down;
+    unsigned pending;        /* copies held in the delay line */
+    uint64_t hold_until_ns;  /* due time of the newest held copy */
+} Link;
+
+struct Fabric {
+    const FabricKind *kind;
+    void *kind_state;
+    unsigned nodes;
+    uint64_t seed;
+    char *dir;
+    char *ctl_path;
+    Port *ports;
+    bool *connected;         /* connected[i] == (ports[i].fd >= 0) */
+    Link *links;             /* nodes * nodes, indexed [from * nodes + to] */
+    FaultRules *rules;
+    DelayLine *delays;
+    Capture *capture;
+    guint capture_flush_timer;
+    GArray *dests;           /* scratch for routing */
+    size_t out_limit;
+};
+
+Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
+                   const char *dir);
+/* Close everything and unlink the sockets fabric_listen() created. */
+void fabric_free(Fabric *f);
+
+static inline Link *fabric_link(Fabric *f, unsigned from, unsigned to)
+{
+    return &f->links[(size_t)from * f->nodes + to];
+}
+
+bool fabric_has_link(const Fabric *f, unsigned from, unsigned to);
+
+/* Route a frame received on `in_port` and send a copy to each destination. */
+void fabric_ingress(Fabric *f, unsigned in_port, const uint8_t *frame,
+                    size_t len);
+
+/* Monotonic clock (ns) used for ageing and delays. */
+uint64_t fabric_now_ns(void);
+
+bool fabric_capture_start(Fabric *f, const char *path, GError **err);
+/* Stop capturing; *frames gets the number of recorded copies. */
+bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err);
+
+/* ports.c */
+bool fabric_ports_listen(Fabric *f, GError **err);
+void port_disconnect(Port *p, const char *why);
+/* Queue one frame for output; false if it did not fit (congestion). */
+bool port_send(Port *p, GBytes *frame);
+
+#endif

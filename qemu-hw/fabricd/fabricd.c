@@ -1,0 +1,230 @@
+/*
+ * fabricd: the host side of one vcluster fabric.  Each node's QEMU connects
+ * to DIR/node<i>.sock; fabricd switches frames between them, applies fault
+ * rules, counts, captures, and answers commands on DIR/ctl.sock.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "fabric-proto.h"
+#include "fabric.h"
+#include "sock.h"
+
+#define EXIT_USAGE 2
+
+static const char *const planned_kinds[] = { "ps1", "myrinet", "telegraphos" };
+
+typedef struct Options {
+    char *kind;
+    int nodes;
+    char *dir;
+    char *seed;
+    char *capture;
+} Options;
+
+static void G_GNUC_NORETURN usage_error(const char *fmt, ...)
+    G_GNUC_PRINTF(1, 2);
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("fabricd: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+/* Decimal, or hex with a 0x prefix; the whole string must be a number. */
+static bool parse_seed(const char *text, uint64_t *seed)
+{
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const char *digits = hex ? text + 2 : text;
+    guint64 v;
+
+    if (!g_ascii_isxdigit(digits[0]) ||
+        !g_ascii_string_to_unsigned(digits, hex ? 16 : 10, 0, G_MAXUINT64,
+                                    &v, NULL)) {
+        return false;
+    }
+    *seed = v;
+    return true;
+}
+
+static uint64_t random_seed(void)
+{
+    uint64_t seed;
+    FILE *f = fopen("/dev/urandom", "rbe");
+
+    if (f && fread(&seed, sizeof(seed), 1, f) == 1) {
+        fclose(f);
+        return seed;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return (uint64_t)g_random_int() << 32 | g_random_int();
+}
+
+static const FabricKind *choose_kind(const char *name)
+{
+    const FabricKind *kind = fabric_kind_find(name);
+
+    if (kind) {
+        return kind;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(planned_kinds); i++) {
+        if (strcmp(name, planned_kinds[i]) == 0) {
+            usage_error("fabric kind '%s' is not implemented yet", name);
+        }
+    }
+    usage_error("fabric kind '%s' is not implemented yet "
+                "(known kinds: eth; planned: ps1, myrinet, telegraphos)",
+                name);
+}
+
+static void parse_options(int argc, char **argv, Options *o)
+{
+    GOptionEntry entries[] = {
+        { "kind", 'k', 0, G_OPTION_ARG_STRING, &o->kind,
+          "Fabric kind (eth)", "KIND" },
+        { "nodes", 'n', 0, G_OPTION_ARG_INT, &o->nodes,
+          "Number of nodes, 1..1024", "N" },
+        { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->dir,
+          "Run directory for node<i>.sock and ctl.sock", "DIR" },
+        { "seed", 's', 0, G_OPTION_ARG_STRING, &o->seed,
+          "Seed for fault decisions, decimal or 0x hex (default: random)",
+          "S" },
+        { "capture", 'c', 0, G_OPTION_ARG_FILENAME, &o->capture,
+          "Record delivered frames to a pcapng file from the start", "FILE" },
+        { NULL }
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- vcluster fabric daemon");
+    g_autoptr(GError) err = NULL;
+
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "Example: fabricd --kind eth --nodes 4 --dir /run/vcluster/eth0\n"
+        "Control it with fabricctl -d DIR help.\n");
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        usage_error("%s (see fabricd --help)", err->message);
+    }
+    if (argc > 1) {
+        usage_error("unexpected argument '%s' (see fabricd --help)", argv[1]);
+    }
+    if (!o->kind) {
+        usage_error("missing --kind (use --kind eth)");
+    }
+    if (o->nodes == -1) {
+        usage_error("missing --nodes (e.g. --nodes 4)");
+    }
+    if (o->nodes < 1 || o->nodes > FABRIC_MAX_NODES) {
+        usage_error("--nodes %d is out of range; use 1..%d", o->nodes,
+                    FABRIC_MAX_NODES);
+    }
+    if (!o->dir || !*o->dir) {
+        usage_error("missing --dir (the directory for the sockets)");
+    }
+}
+
+/* Refuse to steal the sockets of a fabricd that is still running. */
+static void check_not_running(const char *ctl_path)
+{
+    int fd = unix_connect(ctl_path, NULL);
+
+    if (fd >= 0) {
+        close(fd);
+        usage_error("%s answers: another fabricd is running in this "
+                    "directory; stop it or use another --dir", ctl_path);
+    }
+}
+
+static void check_socket_paths(const Fabric *f)
+{
+    g_autoptr(GError) err = NULL;
+
+    /* The highest-numbered node has the longest path. */
+    if (!unix_path_check(f->ports[f->nodes - 1].path, &err) ||
+        !unix_path_check(f->ctl_path, &err)) {
+        usage_error("%s", err->message);
+    }
+}
+
+static gboolean on_signal(gpointer loop)
+{
+    g_main_loop_quit(loop);
+    return G_SOURCE_CONTINUE;
+}
+
+int main(int argc, char **argv)
+{
+    Options o = { .nodes = -1 };
+    g_autoptr(GError) err = NULL;
+    const FabricKind *kind;
+    uint64_t seed;
+    Fabric *f;
+    Control *ctl;
+    GMainLoop *loop;
+
+    parse_options(argc, argv, &o);
+    kind = choose_kind(o.kind);
+    if (o.seed) {
+        if (!parse_seed(o.seed, &seed)) {
+            usage_error("bad --seed '%s': use a decimal number or 0x hex",
+                        o.seed);
+        }
+    } else {
+        seed = random_seed();
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    f = fabric_new(kind, o.nodes, seed, o.dir);
+    check_socket_paths(f);
+    if (g_mkdir_with_parents(o.dir, 0700) < 0) {
+        usage_error("cannot create --dir %s: %s", o.dir, g_strerror(errno));
+    }
+    check_not_running(f->ctl_path);
+    if (o.capture && !fabric_capture_start(f, o.capture, &err)) {
+        usage_error("%s", err->message);
+    }
+    if (!fabric_ports_listen(f, &err)) {
+        fprintf(stderr, "fabricd: %s\n", err->message);
+        fabric_free(f);
+        return EXIT_USAGE;
+    }
+    ctl = control_new(f, f->ctl_path, &err);
+    if (!ctl) {
+        fprintf(stderr, "fabricd: %s\n", err->message);
+        fabric_free(f);
+        return EXIT_USAGE;
+    }
+    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
+           o.nodes, (unsigned long long)seed, o.dir);
+    fflush(stdout);
+
+    loop = g_main_loop_new(NULL, FALSE);
+    g_unix_signal_add(SIGTERM, on_signal, loop);
+    g_unix_signal_add(SIGINT, on_signal, loop);
+    g_main_loop_run(loop);
+
+    control_free(ctl);
+    fabric_free(f);
+    g_main_loop_unref(loop);
+    g_free(o.kind);
+    g_free(o.dir);
+    g_free(o.seed);
+    g_free(o.capture);
+    return 0;
+}

@@ -1,0 +1,298 @@
+/*
+ * Node ports: one listening socket per node, at most one peer on each.
+ * Reads are framed by the fabric kind; writes go through a bounded output
+ * queue so a slow peer never blocks the others.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE     /* accept4 */
+#include <errno.h>
+#include <glib-unix.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fabric.h"
+#include "sock.h"
+
+/* One read per wakeup, so a busy port cannot starve the others. */
+#define READ_CHUNK          (64 * 1024)
+#define WRITE_IOV_MAX       64
+/* After this many log lines about a peer's garbage, stay quiet. */
+#define MALFORMED_LOG_LIMIT 5
+
+typedef struct OutItem {
+    GBytes *frame;
+    uint8_t prefix[FABRIC_PREFIX_MAX];
+    uint8_t prefix_len;
+    size_t sent;            /* bytes of prefix + frame already written */
+} OutItem;
+
+static gboolean port_writable(int fd, GIOCondition cond, gpointer opaque);
+
+static void out_item_free(gpointer data)
+{
+    OutItem *item = data;
+
+    g_bytes_unref(item->frame);
+    g_free(item);
+}
+
+void port_disconnect(Port *p, const char *why)
+{
+    Fabric *f = p->fabric;
+
+    if (p->fd < 0) {
+        return;
+    }
+    if (why) {
+        fprintf(stderr, "fabricd: node%u: %s; port free again\n", p->id, why);
+    }
+    if (p->in_watch) {
+        g_source_remove(p->in_watch);
+        p->in_watch = 0;
+    }
+    if (p->out_watch) {
+        g_source_remove(p->out_watch);
+        p->out_watch = 0;
+    }
+    close(p->fd);
+    p->fd = -1;
+    f->connected[p->id] = false;
+    g_queue_clear_full(&p->out, out_item_free);
+    p->out_bytes = 0;
+    g_byte_array_unref(p->in);
+    p->in = NULL;
+    f->kind->port_down(f->kind_state, p->id);
+}
+
+/* Advance the queue past `n` written bytes. */
+static void consume_written(Port *p, size_t n)
+{
+    while (n) {
+        OutItem *item = g_queue_peek_head(&p->out);
+        size_t total = item->prefix_len + g_bytes_get_size(item->frame);
+        size_t step = MIN(n, total - item->sent);
+
+        item->sent += step;
+        p->out_bytes -= step;
+        n -= step;
+        if (item->sent == total) {
+            out_item_free(g_queue_pop_head(&p->out));
+        }
+    }
+}
+
+/* Write as much as the socket takes; arm a write watch for the rest. */
+static void port_flush(Port *p)
+{
+    while (!g_queue_is_empty(&p->out)) {
+        struct iovec iov[WRITE_IOV_MAX];
+        struct msghdr msg = { .msg_iov = iov };
+        int n_iov = 0;
+        ssize_t n;
+
+        for (GList *l = p->out.head; l && n_iov + 2 <= WRITE_IOV_MAX;
+             l = l->next) {
+            OutItem *item = l->data;
+            size_t flen;
+            const uint8_t *fdata = g_bytes_get_data(item->frame, &flen);
+            size_t skip = item->sent;
+
+            if (skip < item->prefix_len) {
+                iov[n_iov].iov_base = item->prefix + skip;
+                iov[n_iov++].iov_len = item->prefix_len - skip;
+                skip = 0;
+            } else {
+                skip -= item->prefix_len;
+            }
+            if (flen > skip) {
+                iov[n_iov].iov_base = (void *)(fdata + skip);
+                iov[n_iov++].iov_len = flen - skip;
+            }
+        }
+        msg.msg_iovlen = n_iov;
+        n = sendmsg(p->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                break;
+            }
+            g_autofree char *why = g_strdup_printf("write failed: %s",
+                                                   g_strerror(errno));
+            port_disconnect(p, why);
+            return;
+        }
+        consume_written(p, n);
+    }
+    if (!g_queue_is_empty(&p->out) && !p->out_watch) {
+        p->out_watch = g_unix_fd_add(p->fd, G_IO_OUT, port_writable, p);
+    } else if (g_queue_is_empty(&p->out) && p->out_watch) {
+        g_source_remove(p->out_watch);
+        p->out_watch = 0;
+    }
+}
+
+static gboolean port_writable(int fd, GIOCondition cond, gpointer opaque)
+{
+    Port *p = opaque;
+
+    p->out_watch = 0;       /* this source ends; port_flush re-arms */
+    port_flush(p);
+    return G_SOURCE_REMOVE;
+}
+
+bool port_send(Port *p, GBytes *frame)
+{
+    Fabric *f = p->fabric;
+    OutItem *item = g_new0(OutItem, 1);
+    size_t total;
+
+    item->prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame),
+                                              item->prefix);
+    total = item->prefix_len + g_bytes_get_size(frame);
+    if (p->out_bytes + total > f->out_limit) {
+        g_free(item);
+        return false;
+    }
+    item->frame = g_bytes_ref(frame);
+    g_queue_push_tail(&p->out, item);
+    p->out_bytes += total;
+    if (!p->out_watch) {
+        port_flush(p);
+    }
+    return true;
+}
+
+static void log_malformed(Port *p, const char *what, const char *why)
+{
+    if (p->logged_malformed++ < MALFORMED_LOG_LIMIT) {
+        fprintf(stderr, "fabricd: node%u: %s: %s%s\n", p->id, what, why,
+                p->logged_malformed == MALFORMED_LOG_LIMIT ?
+                " (further malformed frames on this connection not logged)"
+                : "");
+    }
+}
+
+/* Frame and route everything complete in the input buffer. */
+static bool port_process_input(Port *p)
+{
+    Fabric *f = p->fabric;
+    unsigned generation = p->generation;
+    size_t pos = 0;
+
+    while (pos < p->in->len) {
+        FrameSpan span = { 0 };
+        const uint8_t *at = p->in->data + pos;
+
+        switch (f->kind->parse(at, p->in->len - pos, &span)) {
+        case FRAME_NEED_MORE:
+            goto done;
+        case FRAME_FATAL: {
+            g_autofree char *why = g_strdup_printf(
+                "stream out of sync (%s); closing", span.why);
+
+            p->c.malformed++;
+            port_disconnect(p, why);
+            return false;
+        }
+        case FRAME_SKIP:
+            p->c.malformed++;
+            log_malformed(p, "malformed frame skipped", span.why);
+            break;
+        case FRAME_OK:
+            p->c.rx_frames++;
+            p->c.rx_bytes += span.len;
+            fabric_ingress(f, p->id, at + span.offset, span.len);
+            if (p->fd < 0 || p->generation != generation) {
+                return false;   /* cannot happen today; stay safe anyway */
+            }
+            break;
+        }
+        pos += span.consumed;
+    }
+done:
+    g_byte_array_remove_range(p->in, 0, pos);
+    return true;
+}
+
+static gboolean port_readable(int fd, GIOCondition cond, gpointer opaque)
+{
+    Port *p = opaque;
+    guint old_len = p->in->len;
+    ssize_t n;
+    int read_errno;
+
+    g_byte_array_set_size(p->in, old_len + READ_CHUNK);
+    n = read(fd, p->in->data + old_len, READ_CHUNK);
+    read_errno = errno;
+    g_byte_array_set_size(p->in, old_len + MAX(n, 0));
+    if (n < 0 && (read_errno == EAGAIN || read_errno == EINTR)) {
+        return G_SOURCE_CONTINUE;
+    }
+    if (n <= 0) {
+        g_autofree char *why = n == 0 ? g_strdup("peer disconnected")
+            : g_strdup_printf("read failed: %s", g_strerror(read_errno));
+
+        p->in_watch = 0;    /* returning REMOVE ends this source */
+        port_disconnect(p, why);
+        return G_SOURCE_REMOVE;
+    }
+    if (!port_process_input(p)) {
+        p->in_watch = 0;
+        return G_SOURCE_REMOVE;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static gboolean port_acceptable(int listen_fd, GIOCondition cond,
+                                gpointer opaque)
+{
+    Port *p = opaque;
+    Fabric *f = p->fabric;
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+    if (fd < 0) {
+        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+            fprintf(stderr, "fabricd: node%u: accept failed: %s\n", p->id,
+                    g_strerror(errno));
+        }
+        return G_SOURCE_CONTINUE;
+    }
+    if (p->fd >= 0) {
+        /* One peer per node: the socket is the node's identity. */
+        p->c.rejected++;
+        fprintf(stderr, "fabricd: node%u: second connection rejected "
+                "(port already in use)\n", p->id);
+        close(fd);
+        return G_SOURCE_CONTINUE;
+    }
+    p->fd = fd;
+    p->generation++;
+    p->c.connects++;
+    p->logged_malformed = 0;
+    p->in = g_byte_array_sized_new(READ_CHUNK);
+    f->connected[p->id] = true;
+    p->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                port_readable, p);
+    fprintf(stderr, "fabricd: node%u: connected\n", p->id);
+    return G_SOURCE_CONTINUE;
+}
+
+bool fabric_ports_listen(Fabric *f, GError **err)
+{
+    for (unsigned i = 0; i < f->nodes; i++) {
+        Port *p = &f->ports[i];
+
+        p->listen_fd = unix_listen(p->path, err);
+        if (p->listen_fd < 0) {
+            return false;
+        }
+        p->listen_watch = g_unix_fd_add(p->listen_fd, G_IO_IN,
+                                        port_acceptable, p);
+    }
+    return true;
+}

@@ -1,0 +1,127 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include "report.h"
+
+#define U64 "%" G_GUINT64_FORMAT
+
+static void append_port_counters(const PortCounters *c, GString *out)
+{
+    g_string_append_printf(out, "rx_frames=" U64 " rx_bytes=" U64
+                           " tx_frames=" U64 " tx_bytes=" U64
+                           " malformed=" U64 " rejected=" U64
+                           " connects=" U64,
+                           c->rx_frames, c->rx_bytes, c->tx_frames,
+                           c->tx_bytes, c->malformed, c->rejected,
+                           c->connects);
+}
+
+static void append_link_counters(const LinkCounters *c, GString *out)
+{
+    g_string_append_printf(out, "frames=" U64 " bytes=" U64 " dropped=" U64
+                           " down=" U64 " corrupted=" U64 " delayed=" U64
+                           " congested=" U64,
+                           c->frames, c->bytes, c->dropped, c->down,
+                           c->corrupted, c->delayed, c->congested);
+}
+
+static bool link_is_interesting(const Link *l)
+{
+    static const LinkCounters zero;
+
+    return l->admin_down || l->pending ||
+           memcmp(&l->c, &zero, sizeof(zero)) != 0;
+}
+
+void report_rules(Fabric *f, GString *out)
+{
+    for (unsigned i = 0; i < fault_rules_count(f->rules); i++) {
+        const FaultRule *r = fault_rules_get(f->rules, i);
+        g_autofree char *text = fault_rule_to_string(r);
+
+        g_string_append_printf(out, "%u %s matched=" U64 " fired=" U64 "\n",
+                               r->id, text, r->matched, r->fired);
+    }
+}
+
+void report_status(Fabric *f, GString *out)
+{
+    unsigned shown = 0;
+
+    g_string_append_printf(out, "fabric: kind=%s nodes=%u seed=0x%016" G_GINT64_MODIFIER "x dir=%s\n",
+                           f->kind->name, f->nodes, f->seed, f->dir);
+    g_string_append(out, "topology: ");
+    f->kind->describe_topology(f->nodes, out);
+    g_string_append_c(out, '\n');
+    if (f->capture) {
+        g_string_append_printf(out, "capture: on, %s, " U64 " frames\n",
+                               capture_path(f->capture),
+                               capture_frames(f->capture));
+    } else {
+        g_string_append(out, "capture: off\n");
+    }
+    for (unsigned i = 0; i < f->nodes; i++) {
+        const Port *p = &f->ports[i];
+
+        g_string_append_printf(out, "port %u: %-12s ", i,
+                               p->fd >= 0 ? "connected" : "disconnected");
+        append_port_counters(&p->c, out);
+        if (p->out_bytes) {
+            g_string_append_printf(out, " queued=%zu", p->out_bytes);
+        }
+        g_string_append_c(out, '\n');
+    }
+    for (unsigned from = 0; from < f->nodes; from++) {
+        for (unsigned to = 0; to < f->nodes; to++) {
+            const Link *l = fabric_link(f, from, to);
+
+            if (!fabric_has_link(f, from, to) || !link_is_interesting(l)) {
+                continue;
+            }
+            g_string_append_printf(out, "link %u>%u: %-4s ", from, to,
+                                   l->admin_down ? "down" : "up");
+            append_link_counters(&l->c, out);
+            if (l->pending) {
+                g_string_append_printf(out, " held=%u", l->pending);
+            }
+            g_string_append_c(out, '\n');
+            shown++;
+        }
+    }
+    if (!shown) {
+        g_string_append(out, "links: no traffic yet, all up\n");
+    }
+    if (fault_rules_count(f->rules) == 0) {
+        g_string_append(out, "fault rules: none\n");
+    } else {
+        g_string_append_printf(out, "fault rules: %u\n",
+                               fault_rules_count(f->rules));
+        report_rules(f, out);
+    }
+}
+
+void report_counters(Fabric *f, GString *out)
+{
+    for (unsigned i = 0; i < f->nodes; i++) {
+        const Port *p = &f->ports[i];
+
+        g_string_append_printf(out, "port %u connected=%d ", i, p->fd >= 0);
+        append_port_counters(&p->c, out);
+        g_string_append_c(out, '\n');
+    }
+    for (unsigned from = 0; from < f->nodes; from++) {
+        for (unsigned to = 0; to < f->nodes; to++) {
+            const Link *l = fabric_link(f, from, to);
+
+            if (!fabric_has_link(f, from, to)) {
+                continue;
+            }
+            g_string_append_printf(out, "link %u>%u state=%s ", from, to,
+                                   l->admin_down ? "down" : "up");
+            append_link_counters(&l->c, out);
+            g_string_append_c(out, '\n');
+        }
+    }
+}
