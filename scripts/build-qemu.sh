@@ -21,8 +21,12 @@ dsc=$(ls "$cache"/qemu_7.2*.dsc | sort | tail -n 1)
 
 if [ ! -f "$src/.vcluster-prepared" ]; then
 	rm -rf "$src"
+	mkdir -p "$top/build"
 	echo "build-qemu: unpacking $(basename "$dsc")"
-	dpkg-source -q -x "$dsc" "$src" >/dev/null 2>&1 || die "dpkg-source -x $dsc failed"
+	# dpkg-source copies the tarballs beside the target; they are not needed after.
+	dpkg-source -q -x "$dsc" "$src" > "$top/build/dpkg-source.log" 2>&1 ||
+		die "dpkg-source -x $dsc failed (log: build/dpkg-source.log)"
+	rm -f "$top"/build/qemu_7.2*
 	patch -s -d "$src" -p1 < "$top/qemu-hw/qemu-patch/vcluster.patch" ||
 		die "qemu-hw/qemu-patch/vcluster.patch does not apply"
 	touch "$src/.vcluster-prepared"

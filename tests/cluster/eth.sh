@@ -8,7 +8,11 @@ flags=""
 [ "$mode" = libvirt ] && flags="--libvirt"
 vc() { "$VCLUSTER" "$@"; }
 tmp=$(mktemp -d)
-cleanup() { vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"; }
+cleanup() {
+	vc down --name "$name" >/dev/null 2>&1
+	vc down --name t-eth-second >/dev/null 2>&1
+	rm -rf "$tmp"
+}
 trap cleanup EXIT INT TERM
 
 vc down --name "$name" >/dev/null 2>&1
@@ -50,6 +54,25 @@ out=$(echo "piped input" | vc exec -i 0 -- cat)
 vc exec 5 -- true 2>/dev/null
 [ $? = 2 ] && pass "$mode: exec on a node that does not exist is a usage error" ||
 	fail "$mode: exec on a node that does not exist is a usage error"
+
+check "$mode: console shows the node's boot line" \
+	sh -c "$VCLUSTER console --no-follow 2 | grep -q 'vcluster: node2 up'"
+
+# A second cluster runs beside the first, with its own run directory and LAN.
+if [ "$mode" = direct ]; then
+	second=t-eth-second
+	if vc up -n 1 --name "$second" --accel tcg > "$tmp/up2.log" 2>&1; then
+		check "$mode: two clusters are listed" \
+			sh -c "$VCLUSTER list | grep -q '^$name ' && $VCLUSTER list | grep -q '^$second '"
+		check "$mode: the second cluster runs commands" \
+			sh -c "$VCLUSTER exec --name $second 0 -- hostname | grep -qx node0"
+		check_fails "$mode: the clusters' LANs are separate" \
+			vc exec --name "$second" 0 -- ping -c 1 -W 2 node1
+		vc down --name "$second" > /dev/null
+	else
+		fail "$mode: a second cluster boots beside the first" "$(tail -n 5 "$tmp/up2.log" | tr '\n' ' ')"
+	fi
+fi
 
 # Ping matrix: every node reaches every other over the eth fabric.
 matrix_ok=1
