@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "report.h"
 
-G_DEFINE_QUARK(fabricd-command-error, fabric_command_error)
+G_DEFINE_QUARK(fabricd_command_error, fabric_command_error)
 
 static void fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -177,7 +177,9 @@ static bool cmd_capture(Fabric *f, const char *rest, GString *out,
             return false;
         }
         if (f->capture) {
-            g_string_append_printf(out, "capture on %s frames %" G_GUINT64_FORMAT "\n",
+            g_string_append_printf(out,
+                                   "capture on %s frames %"
+                                   G_GUINT64_FORMAT "\n",
                                    capture_path(f->capture),
                                    capture_frames(f->capture));
         } else {

@@ -9,7 +9,7 @@
 
 #include "fault.h"
 
-G_DEFINE_QUARK(fabricd-fault-error, fault_error)
+G_DEFINE_QUARK(fabricd_fault_error, fault_error)
 
 static void fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -80,8 +80,10 @@ bool fault_link_parse(const char *text, unsigned nodes, FaultLink *out,
         fail(err, "link '%s' joins node %d to itself", text, l.from);
         return false;
     }
-    /* Normal form: "*>*" and "*-*" are "*"; an undirected pair lists the
-     * wildcard or the smaller id first. */
+    /*
+     * Normal form: "*>*" and "*-*" are "*"; an undirected pair lists the
+     * wildcard or the smaller id first.
+     */
     if (l.from == FAULT_ANY_NODE && l.to == FAULT_ANY_NODE) {
         l.both = false;
     } else if (l.both && (l.to == FAULT_ANY_NODE ||

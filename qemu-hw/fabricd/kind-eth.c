@@ -21,8 +21,10 @@ static FrameStatus eth_parse(const uint8_t *buf, size_t avail,
     }
     len = (uint32_t)buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3];
     if (len > FABRIC_ETH_MAX_FRAME) {
-        /* The length is garbage, so where the next frame starts is
-         * unknowable: the stream is lost. */
+        /*
+         * The length is garbage, so where the next frame starts is
+         * unknowable: the stream is lost.
+         */
         g_snprintf(span->why, sizeof(span->why),
                    "frame length %u exceeds %u", len, FABRIC_ETH_MAX_FRAME);
         return FRAME_FATAL;
@@ -103,7 +105,8 @@ static void append_entry(const uint8_t *mac, unsigned port, uint64_t age_ns,
                          void *opaque)
 {
     g_string_append_printf(opaque,
-                           "%02x:%02x:%02x:%02x:%02x:%02x port=%u age=%" G_GUINT64_FORMAT "\n",
+                           "%02x:%02x:%02x:%02x:%02x:%02x port=%u age=%"
+                           G_GUINT64_FORMAT "\n",
                            mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
                            port, age_ns / 1000000000u);
 }

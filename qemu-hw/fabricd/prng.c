@@ -29,15 +29,19 @@ void prng_seed(Prng *p, uint64_t seed)
     for (int i = 0; i < 4; i++) {
         p->s[i] = splitmix64_next(&sm);
     }
-    /* splitmix64 is a bijection of its counter, so four zero outputs in a
-     * row cannot happen; the all-zero xoshiro state is unreachable. */
+    /*
+     * splitmix64 is a bijection of its counter, so four zero outputs in a
+     * row cannot happen; the all-zero xoshiro state is unreachable.
+     */
 }
 
 void prng_seed_stream(Prng *p, uint64_t global_seed, uint64_t rule_id,
                       unsigned from, unsigned to)
 {
-    /* Fold each coordinate in through the mixer so that neighbouring ids
-     * and links give unrelated streams. */
+    /*
+     * Fold each coordinate in through the mixer so that neighbouring ids
+     * and links give unrelated streams.
+     */
     uint64_t key = mix64(global_seed ^ SPLITMIX_GAMMA);
 
     key = mix64(key ^ rule_id);
@@ -67,7 +71,11 @@ uint64_t prng_next(Prng *p)
 
 double prng_double(Prng *p)
 {
-    return (prng_next(p) >> 11) * 0x1.0p-53;
+    /*
+     * The top 53 bits are exact in a double; dividing by 2^53 is exact
+     * too, so this maps them uniformly onto [0, 1).
+     */
+    return (prng_next(p) >> 11) / 9007199254740992.0;
 }
 
 uint64_t prng_below(Prng *p, uint64_t bound)
@@ -75,8 +83,10 @@ uint64_t prng_below(Prng *p, uint64_t bound)
     if (bound == 0) {
         return 0;
     }
-    /* Reject the low values that would make `r % bound` favour small
-     * results: 2^64 mod bound of them, computed without 128-bit math. */
+    /*
+     * Reject the low values that would make `r % bound` favour small
+     * results: 2^64 mod bound of them, computed without 128-bit math.
+     */
     uint64_t threshold = -bound % bound;
 
     for (;;) {

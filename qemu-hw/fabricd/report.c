@@ -50,7 +50,9 @@ void report_status(Fabric *f, GString *out)
 {
     unsigned shown = 0;
 
-    g_string_append_printf(out, "fabric: kind=%s nodes=%u seed=0x%016" G_GINT64_MODIFIER "x dir=%s\n",
+    g_string_append_printf(out,
+                           "fabric: kind=%s nodes=%u seed=0x%016"
+                           G_GINT64_MODIFIER "x dir=%s\n",
                            f->kind->name, f->nodes, f->seed, f->dir);
     g_string_append(out, "topology: ");
     f->kind->describe_topology(f->nodes, out);

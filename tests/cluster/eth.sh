@@ -67,7 +67,7 @@ if [ "$mode" = direct ]; then
 		check "$mode: the second cluster runs commands" \
 			sh -c "$VCLUSTER exec --name $second 0 -- hostname | grep -qx node0"
 		check_fails "$mode: the clusters' LANs are separate" \
-			vc exec --name "$second" 0 -- ping -c 1 -W 2 node1
+			vc exec --name "$second" 0 -- ping -c 1 -W 2 10.77.0.2
 		vc down --name "$second" > /dev/null
 	else
 		fail "$mode: a second cluster boots beside the first" "$(tail -n 5 "$tmp/up2.log" | tr '\n' ' ')"
