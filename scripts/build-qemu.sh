@@ -34,6 +34,9 @@ fi
 # hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly.
 ln -sfn "$top/qemu-hw" "$src/hw/vcluster"
 
+# Relative paths in ccache's hash: another clone of the tree reuses the cache.
+export CCACHE_BASEDIR="$top" CCACHE_NOHASHDIR=1
+
 if [ ! -f "$bld/build.ninja" ]; then
 	mkdir -p "$bld"
 	echo "build-qemu: configuring (x86_64-softmmu, TCG and KVM)"
