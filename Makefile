@@ -18,7 +18,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit demo bench bench-platform clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform clean distclean
 
 all: qemu tools image
 
@@ -84,10 +84,21 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
 
+# Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
+QTEST_SRC := $(wildcard tests/qtest/test-*.c)
+QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
+
+$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c tests/qtest/qtest-client.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
+
 check-unit: $(UNIT_BINS)
 	@./tests/run.sh unit
 
-check: all $(UNIT_BINS)
+check-qtest: qemu $(QTEST_BINS)
+	@./tests/run.sh qtest
+
+check: all $(UNIT_BINS) $(QTEST_BINS)
 	@./tests/run.sh all
 
 demo: deps all

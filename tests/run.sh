@@ -1,5 +1,5 @@
 #!/bin/sh
-# Test runner: tests/run.sh unit|cluster|all.  Ends with "N passed, N failed".
+# Test runner: tests/run.sh unit|qtest|cluster|all.  Ends with "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -7,11 +7,12 @@ what=${1:-all}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-run_unit() {
-	for t in build/tests/unit/test-*; do
+# run_tap DIR: every GLib test program in DIR.
+run_tap() {
+	for t in "$1"/test-*; do
 		[ -x "$t" ] || continue
 		name=$(basename "$t")
-		echo "== unit: $name"
+		echo "== $(basename "$1"): $name"
 		out=$(mktemp)
 		"$t" --tap > "$out" 2>&1
 		rc=$?
@@ -34,10 +35,16 @@ run_cluster() {
 }
 
 case $what in
-unit) run_unit ;;
+unit) run_tap build/tests/unit ;;
+qtest) run_tap build/tests/qtest ;;
 cluster) run_cluster direct; run_cluster libvirt ;;
-all) run_unit; run_cluster direct; run_cluster libvirt ;;
-*) echo "usage: tests/run.sh unit|cluster|all" >&2; exit 2 ;;
+all)
+	run_tap build/tests/unit
+	run_tap build/tests/qtest
+	run_cluster direct
+	run_cluster libvirt
+	;;
+*) echo "usage: tests/run.sh unit|qtest|cluster|all" >&2; exit 2 ;;
 esac
 
 passed=$(grep -c '^PASS: ' "$log")
