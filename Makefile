@@ -68,13 +68,32 @@ $(B)/guest/bin/%: images/guest-tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
+# Driver test programs, beside their drivers.
+GUEST_TOOLS += $(B)/guest/bin/ps1test
+$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
+
+# --- guest kernel modules: out of tree against the guest kernel's headers ---
+KVER := $(patsubst %-unsigned,%,$(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'))
+KDIR := /lib/modules/$(KVER)/build
+GUEST_DRIVERS := ps1
+GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
+
+$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild
+	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 modules
+	@mkdir -p $(dir $@)
+	cp guest-driver/ps1/ps1.ko $@
+
 # --- guest image: rebuilt only when its inputs change ---
-IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) $(GUEST_TOOLS)
+IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) \
+	$(GUEST_TOOLS) $(GUEST_MODULES)
 
 image: $(IMAGE)
 
 $(IMAGE): $(IMAGE_INPUTS)
-	./images/mkimage.sh $(B)/image $(B)/guest
+	VC_KVER=$(KVER) ./images/mkimage.sh $(B)/image $(B)/guest
 
 # --- tests ---
 UNIT_SRC := $(wildcard tests/unit/test-*.c)

@@ -340,7 +340,8 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
     for (uint32_t i = 0; i < count && !bad; i++) {
         uint32_t w = fabric_get_le32(p + 4 + 4 * i);
 
-        bad = ps_word_parity(w) != (p[4 + 4 * count + i] & 0xf);
+        /* Bits 7:4 of a parity byte are zero: any flip is an error. */
+        bad = ps_word_parity(w) != p[4 + 4 * count + i];
     }
     if (bad) {
         /* Never delivered: the error is reported and the space returned. */

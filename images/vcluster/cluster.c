@@ -119,6 +119,7 @@ void cluster_free(Cluster *c)
     g_free(c->name);
     g_free(c->dir);
     g_free(c->accel);
+    g_free(c->topology);
     g_strfreev(c->fabrics);
     g_key_file_free(c->state);
     g_free(c);
@@ -133,6 +134,8 @@ gboolean cluster_save(Cluster *c, GError **err)
     g_key_file_set_integer(k, "cluster", "nodes", c->nodes);
     g_key_file_set_integer(k, "cluster", "mem_mb", c->mem_mb);
     g_key_file_set_string(k, "cluster", "accel", c->accel ? c->accel : "");
+    g_key_file_set_string(k, "cluster", "topology",
+                          c->topology ? c->topology : "ring");
     g_key_file_set_string_list(k, "cluster", "fabrics",
                                (const char *const *)c->fabrics,
                                g_strv_length(c->fabrics));
@@ -160,6 +163,7 @@ Cluster *cluster_load(const char *name, GError **err)
     c->nodes = g_key_file_get_integer(k, "cluster", "nodes", NULL);
     c->mem_mb = g_key_file_get_integer(k, "cluster", "mem_mb", NULL);
     c->accel = g_key_file_get_string(k, "cluster", "accel", NULL);
+    c->topology = g_key_file_get_string(k, "cluster", "topology", NULL);
     c->fabrics = g_key_file_get_string_list(k, "cluster", "fabrics", NULL,
                                             NULL);
     if (!c->fabrics) {

@@ -156,12 +156,15 @@ int cmd_up(int argc, char **argv)
 {
     int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = 300;
     g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
+    g_autofree char *topology = NULL;
     gboolean use_libvirt = FALSE;
     GOptionEntry entries[] = {
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
           "N" },
         { "fabric", 0, 0, G_OPTION_ARG_STRING, &fabric,
           "fabric kinds, comma separated (default eth)", "KINDS" },
+        { "topology", 0, 0, G_OPTION_ARG_STRING, &topology,
+          "ps1 fabric: ring (default) or torus:WxH", "TOPO" },
         { "mem", 0, 0, G_OPTION_ARG_INT, &mem, "memory per VM in MiB", "MB" },
         { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
           "auto (default), tcg or kvm", "ACCEL" },
@@ -208,9 +211,14 @@ int cmd_up(int argc, char **argv)
     for (int i = 0; kinds[i]; i++) {
         if (!fabric_kind_supported(kinds[i])) {
             g_printerr("vcluster up: --fabric %s: unknown or not yet "
-                       "available fabric kind (available: eth)\n", kinds[i]);
+                       "available fabric kind (available: eth, ps1)\n",
+                       kinds[i]);
             return 2;
         }
+    }
+    if (topology && !fabric_topology_valid(topology, nodes, &err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        return 2;
     }
     g_autofree char *cname = g_strdup(name ? name : VC_DEFAULT_NAME);
     if (!vc_name_valid(cname, &err)) {
@@ -245,6 +253,7 @@ int cmd_up(int argc, char **argv)
     c->mem_mb = mem;
     c->mode = use_libvirt ? VC_MODE_LIBVIRT : VC_MODE_DIRECT;
     c->fabrics = g_strdupv(kinds);
+    c->topology = g_strdup(topology ? topology : "ring");
     g_autofree char *why = NULL;
     c->accel = accel_choose(accel ? accel : "auto", &paths, &why, &err);
     int rc = 1;

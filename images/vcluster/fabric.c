@@ -2,13 +2,38 @@
 #include "vcluster.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-static const char *const supported_kinds[] = { "eth", NULL };
+static const char *const supported_kinds[] = { "eth", "ps1", NULL };
 
 gboolean fabric_kind_supported(const char *kind)
 {
     return g_strv_contains(supported_kinds, kind);
+}
+
+gboolean cluster_has_fabric(Cluster *c, const char *kind)
+{
+    return c->fabrics && g_strv_contains((const char *const *)c->fabrics,
+                                         kind);
+}
+
+gboolean fabric_topology_valid(const char *topo, int nodes, GError **err)
+{
+    unsigned w, h;
+    char end;
+
+    if (g_strcmp0(topo, "ring") == 0) {
+        return TRUE;
+    }
+    if (topo && sscanf(topo, "torus:%ux%u%c", &w, &h, &end) == 2 &&
+        w >= 1 && h >= 1 && w * h == (unsigned)nodes) {
+        return TRUE;
+    }
+    g_set_error(err, VC_ERROR, EINVAL,
+                "bad --topology '%s': use ring or torus:WxH with W*H = %d "
+                "nodes", topo, nodes);
+    return FALSE;
 }
 
 char *fabric_ctl_socket(Cluster *c, const char *kind)
@@ -55,6 +80,10 @@ gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
     g_ptr_array_add(argv, nodes);
     g_ptr_array_add(argv, "--dir");
     g_ptr_array_add(argv, dir);
+    if (g_strcmp0(kind, "ps1") == 0) {
+        g_ptr_array_add(argv, "--topology");
+        g_ptr_array_add(argv, c->topology ? c->topology : "ring");
+    }
     const char *seed = g_getenv("VCLUSTER_SEED");
     if (seed && *seed) {
         g_ptr_array_add(argv, "--seed");

@@ -8,9 +8,16 @@
 
 char *node_kernel_cmdline(Cluster *c, int node)
 {
-    return g_strdup_printf("console=ttyS0 quiet panic=-1 vc.node=%d "
-                           "vc.nodes=%d vc.net=%s vc.cluster=%s",
-                           node, c->nodes, VC_NET_PREFIX, c->name);
+    GString *s = g_string_new(NULL);
+
+    g_string_printf(s, "console=ttyS0 quiet panic=-1 vc.node=%d vc.nodes=%d "
+                    "vc.net=%s vc.cluster=%s", node, c->nodes, VC_NET_PREFIX,
+                    c->name);
+    /* Module parameters: the guest's init passes MODULE.PARAM to insmod. */
+    if (cluster_has_fabric(c, "ps1")) {
+        g_string_append_printf(s, " ps1.node=%d", node);
+    }
+    return g_string_free(s, FALSE);
 }
 
 /*
@@ -54,6 +61,13 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
             ADD("-device");
             ADD("virtio-net-pci,netdev=vc-eth,mac=52:54:00:77:%02x:%02x,"
                 "romfile=", node >> 8, node & 0xff);
+        } else if (g_strcmp0(kind, "ps1") == 0) {
+            /* reconnect: the board comes back if fabricd is restarted. */
+            ADD("-chardev");
+            ADD("socket,id=vc-ps1,path=%s/node%d.sock,reconnect=1", dir,
+                node);
+            ADD("-device");
+            ADD("parastation,chardev=vc-ps1,node=%d", node);
         }
     }
     return a;

@@ -58,6 +58,7 @@ typedef struct {
     int mem_mb;
     char *accel;
     char **fabrics;             /* NULL-terminated kinds, e.g. {"eth"} */
+    char *topology;             /* ps1: "ring" or "torus:WxH" */
     GKeyFile *state;
 } Cluster;
 
@@ -107,6 +108,9 @@ void fabric_stop(Cluster *c, const char *kind);
 gboolean fabric_alive(Cluster *c, const char *kind);
 char *fabric_ctl_socket(Cluster *c, const char *kind);
 gboolean fabric_kind_supported(const char *kind);
+gboolean cluster_has_fabric(Cluster *c, const char *kind);
+/* Check a ps1 topology ("ring" or "torus:WxH") against the node count. */
+gboolean fabric_topology_valid(const char *topo, int nodes, GError **err);
 
 /* ---- node.c: the QEMU of each node ---- */
 /* Arguments our cluster needs whatever starts QEMU (direct or libvirt). */

@@ -283,9 +283,12 @@ static void test_parity_error(void)
     FabricHdr h;
     uint8_t *credit;
     uint32_t w[2] = { 0x12345678, 0x9abcdef0 }, len;
-    /* flip one data bit; flip a parity bit only; flip two bits of a byte */
+    /*
+     * A data bit; a parity bit; two bits of one byte (parity cannot see
+     * it, the CRC does); an unused parity bit; a CRC bit.
+     */
     const struct { uint32_t byte; uint8_t mask; } flips[] = {
-        { 4, 0x01 }, { 12, 0x02 }, { 8, 0x03 },
+        { 4, 0x01 }, { 12, 0x02 }, { 8, 0x03 }, { 13, 0x80 }, { 15, 0x10 },
     };
 
     qt_writel(qt, R(CREG), 0x2);                    /* IE_ERR */
