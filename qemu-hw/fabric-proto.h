@@ -197,6 +197,48 @@ enum fabric_control_op {
     FABRIC_CTL_HELLO = 1,
     FABRIC_CTL_HELLO_ACK = 2,
     FABRIC_CTL_REJECT = 3,
+    FABRIC_CTL_ROUTES = 16,     /* ps1: a node's routing table */
+};
+
+/*
+ * Kind ps1 (ParaStation board): payloads of docs/hw/parastation.md.
+ *
+ * CONTROL HELLO      opcode, le16 node id                       (3 bytes)
+ * CONTROL HELLO_ACK  opcode, le16 nodes, u8 width, u8 height    (5 bytes;
+ *                    width 0 and height 0 mean a ring)
+ * CONTROL ROUTES     opcode, le16 node id, le16 count, count route bytes
+ * DATA               le32 header word (31:16 destination as sent, source
+ *                    on delivery; 15:0 data word count 1..127), the data
+ *                    words, one parity byte per data word, le32 CRC-32
+ *                    (IEEE) over the header word and the data words
+ * CREDIT             le32: device -> fabric, RX FIFO bytes freed;
+ *                    fabric -> device, one more insertion credit
+ * BARRIER            u8 op, u8 sync line bits
+ */
+#define FABRIC_PS1_HELLO_LEN        3
+#define FABRIC_PS1_HELLO_ACK_LEN    5
+#define FABRIC_PS1_ROUTES_HDR_LEN   5
+#define FABRIC_PS1_MAX_WORDS        127
+#define FABRIC_PS1_RX_FIFO          1024    /* bytes: the fabric's credit */
+#define FABRIC_PS1_CREDIT_LEN       4
+#define FABRIC_PS1_BARRIER_LEN      2
+#define FABRIC_PS1_BARRIER_LINES    4
+/* DATA payload length for `count` data words. */
+#define FABRIC_PS1_DATA_LEN(count)  (4 + 4 * (count) + (count) + 4)
+/* Bytes a packet takes in a FIFO (and on a link): header and data words. */
+#define FABRIC_PS1_PKT_BYTES(count) (4 * (1 + (count)))
+
+enum fabric_ps1_route {
+    FABRIC_PS1_ROUTE_HERE = 0,
+    FABRIC_PS1_ROUTE_X = 1,
+    FABRIC_PS1_ROUTE_Y = 2,
+    FABRIC_PS1_ROUTE_INVALID = 3,
+};
+
+enum fabric_ps1_barrier_op {
+    FABRIC_PS1_BARRIER_ARRIVE = 1,
+    FABRIC_PS1_BARRIER_MASK = 2,
+    FABRIC_PS1_BARRIER_RELEASE = 3,
 };
 
 /*

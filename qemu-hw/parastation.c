@@ -29,7 +29,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(ParaStationState, PARASTATION)
 #define PS_ID_VALUE         0x50530001
 #define PS_FIFO_WORDS       256             /* 1 KiB */
 #define PS_HALF_WORDS       (PS_FIFO_WORDS / 2)
-#define PS_MAX_DATA_WORDS   127             /* 508 bytes */
+#define PS_MAX_DATA_WORDS   FABRIC_PS1_MAX_WORDS    /* 508 bytes */
 #define PS_MAX_PKT_WORDS    (1 + PS_MAX_DATA_WORDS)
 #define PS_BARRIER_LINES    0xf
 
@@ -70,14 +70,6 @@ enum {
 #define ISR_BARRIER         BIT(2)
 #define ISR_TX              BIT(3)
 
-/* Route entries. */
-#define RT_INVALID          3
-
-/* ps1 CONTROL and BARRIER payload opcodes (docs/hw/parastation.md). */
-#define PS_CTL_ROUTES       16
-#define PS_BAR_ARRIVE       1
-#define PS_BAR_MASK         2
-#define PS_BAR_RELEASE      3
 
 typedef struct PsFifo {
     uint32_t word[PS_FIFO_WORDS];
@@ -238,7 +230,7 @@ static void ps_tx_pump(ParaStationState *s)
     while (s->tx_complete && s->tx_credit && s->link_up) {
         uint32_t header = fifo_pop(&s->tx);
         uint32_t count = header & 0xffff;
-        uint32_t len = 4 + 4 * count + count + 4;
+        uint32_t len = FABRIC_PS1_DATA_LEN(count);
         g_autofree uint8_t *p = g_malloc(len);
         bool was_half = s->tx.count + 1 + count >= PS_HALF_WORDS;
 
@@ -313,7 +305,7 @@ static uint32_t ps_nreg_read(ParaStationState *s)
         /* Whole packet read: its space goes back to the network. */
         uint32_t header = fifo_pop(&s->ready);
 
-        ps_send_credit(s, 4 * (1 + (header & 0xffff)));
+        ps_send_credit(s, FABRIC_PS1_PKT_BYTES(header & 0xffff));
     }
     return w;
 }
@@ -330,7 +322,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
     header = fabric_get_le32(p);
     count = header & 0xffff;
     if (count == 0 || count > PS_MAX_DATA_WORDS ||
-        len != 4 + 4 * count + count + 4) {
+        len != FABRIC_PS1_DATA_LEN(count)) {
         warn_report_once("parastation: malformed DATA frame from fabricd");
         return;
     }
@@ -347,7 +339,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
         /* Never delivered: the error is reported and the space returned. */
         s->cnt_parity++;
         ps_error(s, SREG_ERR_PARITY);
-        ps_send_credit(s, 4 * (1 + count));
+        ps_send_credit(s, FABRIC_PS1_PKT_BYTES(count));
         return;
     }
     if (PS_FIFO_WORDS - s->rx.count < 1 + count) {
@@ -364,7 +356,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
 
 static void ps_rx_control(ParaStationState *s, const uint8_t *p, uint32_t len)
 {
-    if (len >= 5 && p[0] == FABRIC_CTL_HELLO_ACK) {
+    if (len >= FABRIC_PS1_HELLO_ACK_LEN && p[0] == FABRIC_CTL_HELLO_ACK) {
         s->nodes = fabric_get_le16(p + 1);
         s->width = p[3];
         s->height = p[4];
@@ -395,7 +387,7 @@ static void ps_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
         }
         break;
     case FABRIC_TYPE_BARRIER:
-        if (h->len >= 2 && p[0] == PS_BAR_RELEASE) {
+        if (h->len >= 2 && p[0] == FABRIC_PS1_BARRIER_RELEASE) {
             uint8_t lines = p[1] & s->bar_wait;
 
             s->bar_wait &= ~lines;
@@ -431,7 +423,7 @@ static void ps_send_routes(ParaStationState *s)
     uint32_t count = s->nodes;
     g_autofree uint8_t *p = g_malloc(5 + count);
 
-    p[0] = PS_CTL_ROUTES;
+    p[0] = FABRIC_CTL_ROUTES;
     fabric_put_le16(p + 1, s->node);
     fabric_put_le16(p + 3, count);
     memcpy(p + 5, s->rt, count);
@@ -450,7 +442,7 @@ static void ps_board_reset(ParaStationState *s)
     s->creg = 0;
     s->isr = 0;
     s->rt_index = 0;
-    memset(s->rt, RT_INVALID, sizeof(s->rt));
+    memset(s->rt, FABRIC_PS1_ROUTE_INVALID, sizeof(s->rt));
     s->bar_mask = 0;
     s->bar_wait = 0;
     s->bar_done = 0;
@@ -556,13 +548,13 @@ static void ps_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
         s->bar_done &= ~((v >> 8) & PS_BARRIER_LINES);
         if (arrive) {
             s->bar_wait |= arrive;
-            ps_send_barrier(s, PS_BAR_ARRIVE, arrive);
+            ps_send_barrier(s, FABRIC_PS1_BARRIER_ARRIVE, arrive);
         }
         break;
     }
     case REG_BARRIER_MASK:
         s->bar_mask = v & PS_BARRIER_LINES;
-        ps_send_barrier(s, PS_BAR_MASK, s->bar_mask);
+        ps_send_barrier(s, FABRIC_PS1_BARRIER_MASK, s->bar_mask);
         break;
     case REG_RT_COMMIT:
         if (v & 1) {
@@ -614,7 +606,7 @@ static void ps_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     s->node = s->node_prop;
-    memset(s->rt, RT_INVALID, sizeof(s->rt));
+    memset(s->rt, FABRIC_PS1_ROUTE_INVALID, sizeof(s->rt));
     memory_region_init_io(&s->mmio, OBJECT(s), &ps_mmio_ops, s,
                           "parastation-regs", 4 * KiB);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);

@@ -58,6 +58,28 @@ static bool no_more_args(const char *cmd, const char *rest, GError **err)
     return true;
 }
 
+/*
+ * A link naming two nodes must exist in the topology (one direction of an
+ * A-B pair is enough).  Wildcards match whatever links exist.
+ */
+static bool link_exists(Fabric *f, const FaultLink *l, GError **err)
+{
+    g_autoptr(GString) text = NULL;
+    g_autoptr(GString) topo = NULL;
+
+    if (l->from == FAULT_ANY_NODE || l->to == FAULT_ANY_NODE ||
+        fabric_has_link(f, l->from, l->to) ||
+        (l->both && fabric_has_link(f, l->to, l->from))) {
+        return true;
+    }
+    text = g_string_new(NULL);
+    topo = g_string_new(NULL);
+    fault_link_append(l, text);
+    f->kind->describe_topology(f->kind_state, f->nodes, topo);
+    fail(err, "%s is not a link of this fabric (%s)", text->str, topo->str);
+    return false;
+}
+
 static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
 {
     g_autofree char *sub = next_word(&rest);
@@ -73,7 +95,12 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
         if (!r) {
             return false;
         }
+        if (!link_exists(f, &r->link, err)) {
+            fault_rule_free(r);
+            return false;
+        }
         g_string_append_printf(out, "rule %u\n", fault_rules_add(f->rules, r));
+        fabric_config_changed(f);
         return true;
     }
     if (strcmp(sub, "del") == 0) {
@@ -94,6 +121,7 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
                  id);
             return false;
         }
+        fabric_config_changed(f);
         return true;
     }
     if (strcmp(sub, "list") == 0) {
@@ -108,6 +136,7 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
             return false;
         }
         fault_rules_clear(f->rules);
+        fabric_config_changed(f);
         return true;
     }
     fail(err, "unknown fault command '%s' (expected add, del, list or clear)",
@@ -132,7 +161,8 @@ static bool cmd_link(Fabric *f, const char *rest, GString *out, GError **err)
         return false;
     }
     if (!no_more_args("link up|down LINK", rest, err) ||
-        !fault_link_parse(spec, f->nodes, &link, err)) {
+        !fault_link_parse(spec, f->nodes, &link, err) ||
+        !link_exists(f, &link, err)) {
         return false;
     }
     for (unsigned from = 0; from < f->nodes; from++) {
@@ -143,6 +173,7 @@ static bool cmd_link(Fabric *f, const char *rest, GString *out, GError **err)
             }
         }
     }
+    fabric_config_changed(f);
     return true;
 }
 
@@ -219,7 +250,8 @@ bool fabric_command(Fabric *f, const char *line, GString *out, GError **err)
             return false;
         }
         if (!f->kind->dump_table) {
-            fail(err, "fabric kind %s has no learning table", f->kind->name);
+            fail(err, "fabric kind %s has no forwarding table",
+                 f->kind->name);
             return false;
         }
         f->kind->dump_table(f->kind_state, fabric_now_ns(), out);

@@ -35,28 +35,45 @@ static uint64_t wall_clock_ns(void)
 
 bool fabric_has_link(const Fabric *f, unsigned from, unsigned to)
 {
-    return f->kind->has_link(f->nodes, from, to);
+    return f->kind->has_link(f->kind_state, f->nodes, from, to);
 }
 
-static void capture_copy(Fabric *f, unsigned from, unsigned to,
-                         GBytes *frame, bool corrupted)
+void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
+                          size_t len, bool corrupted, const char *comment)
 {
     g_autoptr(GError) err = NULL;
-    char comment[32];
-    size_t len;
-    const uint8_t *data = g_bytes_get_data(frame, &len);
     uint32_t flags = PCAPNG_EPB_INBOUND;
 
+    if (!f->capture) {
+        return;
+    }
     if (corrupted) {
         flags |= PCAPNG_EPB_CRC_ERROR;
     }
-    g_snprintf(comment, sizeof(comment), "node%u>node%u", from, to);
     if (!capture_write(f->capture, to, wall_clock_ns(), data, len, flags,
                        comment, &err)) {
         uint64_t frames;
 
         fprintf(stderr, "fabricd: %s; capture stopped\n", err->message);
         fabric_capture_stop(f, &frames, NULL);
+    }
+}
+
+static void capture_copy(Fabric *f, unsigned from, unsigned to,
+                         GBytes *frame, bool corrupted)
+{
+    char comment[32];
+    size_t len;
+    const uint8_t *data = g_bytes_get_data(frame, &len);
+
+    g_snprintf(comment, sizeof(comment), "node%u>node%u", from, to);
+    fabric_capture_frame(f, to, data, len, corrupted, comment);
+}
+
+void fabric_config_changed(Fabric *f)
+{
+    if (f->kind->config_changed) {
+        f->kind->config_changed(f->kind_state);
     }
 }
 
@@ -166,16 +183,21 @@ static void send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     }
 }
 
-void fabric_ingress(Fabric *f, unsigned in_port, const uint8_t *frame,
-                    size_t len)
+IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
+                             const uint8_t *frame, size_t len, char *why,
+                             size_t why_len)
 {
     g_autoptr(GBytes) shared = NULL;
 
+    if (f->kind->ingress) {
+        return f->kind->ingress(f->kind_state, in_port, frame, len, why,
+                                why_len);
+    }
     g_array_set_size(f->dests, 0);
     f->kind->route(f->kind_state, in_port, frame, len, f->connected,
                    f->nodes, fabric_now_ns(), f->dests);
     if (f->dests->len == 0) {
-        return;
+        return INGRESS_OK;
     }
     /* One buffer shared by every destination; corruption copies it. */
     shared = g_bytes_new(frame, len);
@@ -186,6 +208,7 @@ void fabric_ingress(Fabric *f, unsigned in_port, const uint8_t *frame,
             send_copy(f, in_port, to, shared);
         }
     }
+    return INGRESS_OK;
 }
 
 static gboolean capture_flush_tick(gpointer opaque)
@@ -240,12 +263,12 @@ bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err)
 }
 
 Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
-                   const char *dir)
+                   const char *dir, const FabricKindOptions *opts,
+                   GError **err)
 {
     Fabric *f = g_new0(Fabric, 1);
 
     f->kind = kind;
-    f->kind_state = kind->state_new(nodes);
     f->nodes = nodes;
     f->seed = seed;
     f->dir = g_strdup(dir);
@@ -268,6 +291,11 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
         g_queue_init(&p->out);
         p->path = g_strdup_printf("%s/node%u.sock", dir, i);
     }
+    f->kind_state = kind->state_new(f, opts, err);
+    if (!f->kind_state) {
+        fabric_free(f);
+        return NULL;
+    }
     return f;
 }
 
@@ -279,6 +307,7 @@ void fabric_free(Fabric *f)
     if (!f) {
         return;
     }
+    f->shutting_down = true;
     if (f->capture && !fabric_capture_stop(f, &frames, &err)) {
         fprintf(stderr, "fabricd: %s\n", err->message);
     }
@@ -300,7 +329,9 @@ void fabric_free(Fabric *f)
         g_free(p->path);
     }
     fault_rules_free(f->rules);
-    f->kind->state_free(f->kind_state);
+    if (f->kind_state) {
+        f->kind->state_free(f->kind_state);
+    }
     g_array_free(f->dests, TRUE);
     g_free(f->links);
     g_free(f->connected);

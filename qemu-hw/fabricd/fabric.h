@@ -19,8 +19,6 @@
 /* Per-port output limit: a copy that does not fit is dropped (congestion). */
 #define FABRIC_OUT_LIMIT        (4u * 1024 * 1024)
 
-typedef struct Fabric Fabric;
-
 typedef struct PortCounters {
     uint64_t rx_frames, rx_bytes;
     uint64_t tx_frames, tx_bytes;
@@ -43,6 +41,9 @@ typedef struct Port {
     GQueue out;             /* OutItem, oldest first */
     size_t out_bytes;       /* bytes queued in `out`, prefixes included */
     unsigned logged_malformed;
+    bool closing;           /* input stopped; close once output is written */
+    char *close_why;
+    guint close_timer;
     PortCounters c;
 } Port;
 
@@ -76,10 +77,13 @@ struct Fabric {
     guint capture_flush_timer;
     GArray *dests;           /* scratch for routing */
     size_t out_limit;
+    bool shutting_down;      /* in fabric_free(): send nothing more */
 };
 
+/* NULL (with err) if the kind refuses `opts`. */
 Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
-                   const char *dir);
+                   const char *dir, const FabricKindOptions *opts,
+                   GError **err);
 /* Close everything and unlink the sockets fabric_listen() created. */
 void fabric_free(Fabric *f);
 
@@ -90,9 +94,20 @@ static inline Link *fabric_link(Fabric *f, unsigned from, unsigned to)
 
 bool fabric_has_link(const Fabric *f, unsigned from, unsigned to);
 
-/* Route a frame received on `in_port` and send a copy to each destination. */
-void fabric_ingress(Fabric *f, unsigned in_port, const uint8_t *frame,
-                    size_t len);
+/*
+ * Route a frame received on `in_port` and send a copy to each destination,
+ * or hand it to the kind's own ingress.  `why` is set unless INGRESS_OK.
+ */
+IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
+                             const uint8_t *frame, size_t len, char *why,
+                             size_t why_len);
+
+/* Record a frame delivered to `to` if a capture is running. */
+void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
+                          size_t len, bool corrupted, const char *comment);
+
+/* Links or fault rules changed: tell the kind (ps1 retries held packets). */
+void fabric_config_changed(Fabric *f);
 
 /* Monotonic clock (ns) used for ageing and delays. */
 uint64_t fabric_now_ns(void);
@@ -104,6 +119,8 @@ bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err);
 /* ports.c */
 bool fabric_ports_listen(Fabric *f, GError **err);
 void port_disconnect(Port *p, const char *why);
+/* Stop reading; disconnect once the queued output (a REJECT) is written. */
+void port_close_after_flush(Port *p, const char *why);
 /* Queue one frame for output; false if it did not fit (congestion). */
 bool port_send(Port *p, GBytes *frame);
 

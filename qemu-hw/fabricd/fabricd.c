@@ -21,7 +21,7 @@
 
 #define EXIT_USAGE 2
 
-static const char *const planned_kinds[] = { "ps1", "myrinet", "telegraphos" };
+static const char *const planned_kinds[] = { "myrinet", "telegraphos" };
 
 typedef struct Options {
     char *kind;
@@ -29,6 +29,9 @@ typedef struct Options {
     char *dir;
     char *seed;
     char *capture;
+    char *topology;
+    gint64 hop_ns;
+    gint64 link_mbps;
 } Options;
 
 static void G_GNUC_NORETURN usage_error(const char *fmt, ...)
@@ -90,15 +93,15 @@ static const FabricKind *choose_kind(const char *name)
         }
     }
     usage_error("fabric kind '%s' is not implemented yet "
-                "(known kinds: eth; planned: ps1, myrinet, telegraphos)",
-                name);
+                "(known kinds: %s; planned: myrinet, telegraphos)",
+                name, fabric_kind_names());
 }
 
 static void parse_options(int argc, char **argv, Options *o)
 {
     GOptionEntry entries[] = {
         { "kind", 'k', 0, G_OPTION_ARG_STRING, &o->kind,
-          "Fabric kind (eth)", "KIND" },
+          "Fabric kind (eth or ps1)", "KIND" },
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &o->nodes,
           "Number of nodes, 1..1024", "N" },
         { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->dir,
@@ -108,6 +111,12 @@ static void parse_options(int argc, char **argv, Options *o)
           "S" },
         { "capture", 'c', 0, G_OPTION_ARG_FILENAME, &o->capture,
           "Record delivered frames to a pcapng file from the start", "FILE" },
+        { "topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
+          "ps1: ring (default) or torus:WxH with W*H = N", "TOPO" },
+        { "hop-ns", 0, 0, G_OPTION_ARG_INT64, &o->hop_ns,
+          "ps1: routing delay per hop in ns (default 250)", "NS" },
+        { "link-mbps", 0, 0, G_OPTION_ARG_INT64, &o->link_mbps,
+          "ps1: link rate in megabytes per second (default 20)", "MBPS" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -116,7 +125,9 @@ static void parse_options(int argc, char **argv, Options *o)
 
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
-        "Example: fabricd --kind eth --nodes 4 --dir /run/vcluster/eth0\n"
+        "Examples: fabricd --kind eth --nodes 4 --dir /run/vcluster/eth0\n"
+        "          fabricd --kind ps1 --nodes 9 --topology torus:3x3 "
+        "--dir DIR\n"
         "Control it with fabricctl -d DIR help.\n");
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         usage_error("%s (see fabricd --help)", err->message);
@@ -125,7 +136,7 @@ static void parse_options(int argc, char **argv, Options *o)
         usage_error("unexpected argument '%s' (see fabricd --help)", argv[1]);
     }
     if (!o->kind) {
-        usage_error("missing --kind (use --kind eth)");
+        usage_error("missing --kind (use --kind eth or --kind ps1)");
     }
     if (o->nodes == -1) {
         usage_error("missing --nodes (e.g. --nodes 4)");
@@ -170,7 +181,8 @@ static gboolean on_signal(gpointer loop)
 
 int main(int argc, char **argv)
 {
-    Options o = { .nodes = -1 };
+    Options o = { .nodes = -1, .hop_ns = -1, .link_mbps = -1 };
+    FabricKindOptions kopts;
     g_autoptr(GError) err = NULL;
     const FabricKind *kind;
     uint64_t seed;
@@ -190,7 +202,18 @@ int main(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
-    f = fabric_new(kind, o.nodes, seed, o.dir);
+    kopts = (FabricKindOptions) {
+        .topology = o.topology, .hop_ns = o.hop_ns, .link_mbps = o.link_mbps,
+    };
+    if (o.hop_ns < -1 || o.link_mbps < -1) {
+        usage_error("--%s %" G_GINT64_FORMAT " is negative",
+                    o.hop_ns < -1 ? "hop-ns" : "link-mbps",
+                    o.hop_ns < -1 ? o.hop_ns : o.link_mbps);
+    }
+    f = fabric_new(kind, o.nodes, seed, o.dir, &kopts, &err);
+    if (!f) {
+        usage_error("%s", err->message);
+    }
     check_socket_paths(f);
     if (g_mkdir_with_parents(o.dir, 0700) < 0) {
         usage_error("cannot create --dir %s: %s", o.dir, g_strerror(errno));
@@ -226,5 +249,6 @@ int main(int argc, char **argv)
     g_free(o.dir);
     g_free(o.seed);
     g_free(o.capture);
+    g_free(o.topology);
     return 0;
 }

@@ -204,3 +204,15 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
         }
     }
 }
+
+FaultRule *fault_rules_find_down(FaultRules *rs, unsigned from, unsigned to)
+{
+    for (unsigned i = 0; i < rs->rules->len; i++) {
+        FaultRule *r = rs->rules->pdata[i];
+
+        if (r->action == FAULT_DOWN && fault_link_matches(&r->link, from, to)) {
+            return r;
+        }
+    }
+    return NULL;
+}

@@ -100,4 +100,10 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
                       const uint8_t *frame, size_t len, size_t corrupt_from,
                       FaultVerdict *verdict);
 
+/*
+ * The first `down` rule matching from>to, or NULL.  No side effects: kinds
+ * that hold traffic at a down link (ps1) ask before evaluating.
+ */
+FaultRule *fault_rules_find_down(FaultRules *rs, unsigned from, unsigned to);
+
 #endif

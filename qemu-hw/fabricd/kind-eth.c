@@ -53,8 +53,19 @@ static size_t eth_encode_prefix(size_t frame_len, uint8_t *prefix)
     return FABRIC_ETH_LEN_PREFIX;
 }
 
-static void *eth_state_new(unsigned nodes)
+static void *eth_state_new(Fabric *f, const FabricKindOptions *opts,
+                           GError **err)
 {
+    const char *option = opts->topology ? "--topology"
+                         : opts->hop_ns >= 0 ? "--hop-ns"
+                         : opts->link_mbps >= 0 ? "--link-mbps" : NULL;
+
+    if (option) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s does not apply to --kind eth (it is for ps1)",
+                    option);
+        return NULL;
+    }
     return eth_switch_new(ETH_SWITCH_DEFAULT_MAX, ETH_SWITCH_DEFAULT_AGE_NS);
 }
 
@@ -90,12 +101,13 @@ static void eth_port_down(void *state, unsigned port)
     eth_switch_forget_port(state, port);
 }
 
-static bool eth_has_link(unsigned nodes, unsigned from, unsigned to)
+static bool eth_has_link(void *state, unsigned nodes, unsigned from,
+                         unsigned to)
 {
     return from < nodes && to < nodes && from != to;
 }
 
-static void eth_describe_topology(unsigned nodes, GString *out)
+static void eth_describe_topology(void *state, unsigned nodes, GString *out)
 {
     g_string_append_printf(out, "learning switch, %u ports, "
                            "full mesh of directed links", nodes);

@@ -1,15 +1,18 @@
 /*
- * Registry of fabric kinds.  ps1, myrinet and telegraphos will join eth
- * here, each as one more FabricKind table.
+ * Registry of fabric kinds, and the framing of the header-framed kinds.
+ * myrinet and telegraphos will join eth and ps1 here, each as one more
+ * FabricKind table.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
 
+#include "fabric-proto.h"
 #include "kind.h"
 
 static const FabricKind *const kinds[] = {
     &fabric_kind_eth,
+    &fabric_kind_ps1,
 };
 
 const FabricKind *fabric_kind_find(const char *name)
@@ -20,4 +23,42 @@ const FabricKind *fabric_kind_find(const char *name)
         }
     }
     return NULL;
+}
+
+const char *fabric_kind_names(void)
+{
+    return "eth, ps1";
+}
+
+FrameStatus fabric_hdr_frame_parse(const uint8_t *buf, size_t avail,
+                                   FrameSpan *span)
+{
+    enum fabric_hdr_error e;
+    FabricHdr h;
+
+    if (avail < FABRIC_HDR_LEN) {
+        return FRAME_NEED_MORE;
+    }
+    e = fabric_hdr_decode(buf, &h);
+    if (fabric_hdr_error_is_fatal(e)) {
+        /* where the next frame starts is unknowable: the stream is lost */
+        g_snprintf(span->why, sizeof(span->why),
+                   "%s (magic 0x%08x version %u length %u)",
+                   fabric_hdr_error_str(e), h.magic, h.version, h.len);
+        return FRAME_FATAL;
+    }
+    /* the length is sane: wait for the whole frame, then use or skip it */
+    if (avail - FABRIC_HDR_LEN < h.len) {
+        return FRAME_NEED_MORE;
+    }
+    span->consumed = FABRIC_HDR_LEN + h.len;
+    span->offset = 0;
+    span->len = span->consumed;
+    if (e != FABRIC_HDR_OK) {
+        g_snprintf(span->why, sizeof(span->why),
+                   "%s (kind %u type %u flags 0x%02x)",
+                   fabric_hdr_error_str(e), h.kind, h.type, h.flags);
+        return FRAME_SKIP;
+    }
+    return FRAME_OK;
 }

@@ -29,6 +29,23 @@ typedef struct FrameSpan {
 
 #define FABRIC_PREFIX_MAX 8
 
+typedef struct Fabric Fabric;
+
+/* What a kind did with a frame it handles itself (FabricKind.ingress). */
+typedef enum IngressStatus {
+    INGRESS_OK,
+    INGRESS_MALFORMED,      /* counted as malformed and dropped */
+    INGRESS_REJECTED,       /* the kind answered REJECT; connection kept */
+    INGRESS_REJECT_CLOSE,   /* REJECT queued: close once it is written */
+} IngressStatus;
+
+/* Kind-specific command line options; each kind refuses what it lacks. */
+typedef struct FabricKindOptions {
+    const char *topology;   /* NULL: the kind's default */
+    int64_t hop_ns;         /* -1: default */
+    int64_t link_mbps;      /* -1: default */
+} FabricKindOptions;
+
 typedef struct FabricKind {
     const char *name;
     uint32_t pcap_linktype;
@@ -39,26 +56,52 @@ typedef struct FabricKind {
     /* Stream bytes written before a frame on output; returns their count. */
     size_t (*encode_prefix)(size_t frame_len, uint8_t *prefix);
 
-    void *(*state_new)(unsigned nodes);
+    /* `f` has its nodes, seed and ports set, nothing listening yet. */
+    void *(*state_new)(Fabric *f, const FabricKindOptions *opts,
+                       GError **err);
     void (*state_free)(void *state);
     /*
      * Append the destination ports (guint) of a frame that arrived on
-     * `in_port`.  connected[i] says whether port i has a peer.
+     * `in_port`.  connected[i] says whether port i has a peer.  Used by
+     * the core's switching path when `ingress` is NULL.
      */
     void (*route)(void *state, unsigned in_port, const uint8_t *frame,
                   size_t len, const bool *connected, unsigned nodes,
                   uint64_t now_ns, GArray *dests);
+    /*
+     * Optional: the kind takes every well-framed frame itself instead of
+     * route() (ps1 models its network).  On anything but INGRESS_OK, `why`
+     * says what happened, for the log.
+     */
+    IngressStatus (*ingress)(void *state, unsigned in_port,
+                             const uint8_t *frame, size_t len, char *why,
+                             size_t why_len);
     void (*port_down)(void *state, unsigned port);
 
-    bool (*has_link)(unsigned nodes, unsigned from, unsigned to);
-    void (*describe_topology)(unsigned nodes, GString *out);
+    bool (*has_link)(void *state, unsigned nodes, unsigned from, unsigned to);
+    void (*describe_topology)(void *state, unsigned nodes, GString *out);
     /* Optional forwarding-table dump for `table`; NULL if the kind has none. */
     void (*dump_table)(void *state, uint64_t now_ns, GString *out);
+    /* Optional lines for `status` (counters false) and `counters`. */
+    void (*report)(void *state, GString *out, bool counters);
+    /* Optional: links went up or down, or fault rules changed. */
+    void (*config_changed)(void *state);
 } FabricKind;
 
 extern const FabricKind fabric_kind_eth;
+extern const FabricKind fabric_kind_ps1;
 
 /* The implemented kind called `name`, or NULL. */
 const FabricKind *fabric_kind_find(const char *name);
+/* "eth, ps1": every implemented kind, for messages. */
+const char *fabric_kind_names(void);
+
+/*
+ * Framing shared by the header-framed kinds: a 32-byte fabric header and
+ * its payload make one frame (span.offset 0, header included).  A bad
+ * magic, version or length is fatal; other header errors skip the frame.
+ */
+FrameStatus fabric_hdr_frame_parse(const uint8_t *buf, size_t avail,
+                                   FrameSpan *span);
 
 #endif

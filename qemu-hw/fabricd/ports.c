@@ -21,6 +21,8 @@
 #define WRITE_IOV_MAX       64
 /* After this many log lines about a peer's garbage, stay quiet. */
 #define MALFORMED_LOG_LIMIT 5
+/* A peer that does not read its REJECT is cut off after this long. */
+#define CLOSE_FLUSH_MS      1000
 
 typedef struct OutItem {
     GBytes *frame;
@@ -57,6 +59,12 @@ void port_disconnect(Port *p, const char *why)
         g_source_remove(p->out_watch);
         p->out_watch = 0;
     }
+    if (p->close_timer) {
+        g_source_remove(p->close_timer);
+        p->close_timer = 0;
+    }
+    p->closing = false;
+    g_clear_pointer(&p->close_why, g_free);
     close(p->fd);
     p->fd = -1;
     f->connected[p->id] = false;
@@ -134,6 +142,39 @@ static void port_flush(Port *p)
         g_source_remove(p->out_watch);
         p->out_watch = 0;
     }
+    if (p->closing && g_queue_is_empty(&p->out)) {
+        g_autofree char *why = g_steal_pointer(&p->close_why);
+
+        port_disconnect(p, why);
+    }
+}
+
+static gboolean close_timeout(gpointer opaque)
+{
+    Port *p = opaque;
+    g_autofree char *why = g_strdup_printf("%s (peer did not read it)",
+                                           p->close_why);
+
+    p->close_timer = 0;     /* this source ends */
+    port_disconnect(p, why);
+    return G_SOURCE_REMOVE;
+}
+
+void port_close_after_flush(Port *p, const char *why)
+{
+    if (p->fd < 0 || p->closing) {
+        return;
+    }
+    if (p->in_watch) {
+        g_source_remove(p->in_watch);
+        p->in_watch = 0;
+    }
+    p->closing = true;
+    p->close_why = g_strdup(why);
+    p->close_timer = g_timeout_add(CLOSE_FLUSH_MS, close_timeout, p);
+    if (!p->out_watch) {
+        port_flush(p);
+    }
 }
 
 static gboolean port_writable(int fd, GIOCondition cond, gpointer opaque)
@@ -167,7 +208,7 @@ bool port_send(Port *p, GBytes *frame)
     return true;
 }
 
-static void log_malformed(Port *p, const char *what, const char *why)
+static void log_limited(Port *p, const char *what, const char *why)
 {
     if (p->logged_malformed++ < MALFORMED_LOG_LIMIT) {
         fprintf(stderr, "fabricd: node%u: %s: %s%s\n", p->id, what, why,
@@ -201,16 +242,39 @@ static bool port_process_input(Port *p)
         }
         case FRAME_SKIP:
             p->c.malformed++;
-            log_malformed(p, "malformed frame skipped", span.why);
+            log_limited(p, "malformed frame skipped", span.why);
             break;
-        case FRAME_OK:
-            p->c.rx_frames++;
-            p->c.rx_bytes += span.len;
-            fabric_ingress(f, p->id, at + span.offset, span.len);
+        case FRAME_OK: {
+            /* the kind may write to this port, and a failed write frees */
+            GByteArray *hold = g_byte_array_ref(p->in);
+            char why[160] = "";
+            IngressStatus st = fabric_ingress(f, p->id, at + span.offset,
+                                              span.len, why, sizeof(why));
+
+            g_byte_array_unref(hold);
+
+            if (st == INGRESS_MALFORMED) {
+                p->c.malformed++;
+                log_limited(p, "malformed frame skipped", why);
+            } else {
+                p->c.rx_frames++;
+                p->c.rx_bytes += span.len;
+            }
             if (p->fd < 0 || p->generation != generation) {
-                return false;   /* cannot happen today; stay safe anyway */
+                return false;   /* a write to this port failed */
+            }
+            if (st == INGRESS_REJECTED) {
+                log_limited(p, "rejected", why);
+            } else if (st == INGRESS_REJECT_CLOSE) {
+                g_autofree char *msg = g_strdup_printf("rejected (%s); "
+                                                       "closing", why);
+
+                p->c.rejected++;
+                port_close_after_flush(p, msg);
+                return false;
             }
             break;
+        }
         }
         pos += span.consumed;
     }

@@ -55,7 +55,7 @@ void report_status(Fabric *f, GString *out)
                            G_GINT64_MODIFIER "x dir=%s\n",
                            f->kind->name, f->nodes, f->seed, f->dir);
     g_string_append(out, "topology: ");
-    f->kind->describe_topology(f->nodes, out);
+    f->kind->describe_topology(f->kind_state, f->nodes, out);
     g_string_append_c(out, '\n');
     if (f->capture) {
         g_string_append_printf(out, "capture: on, %s, " U64 " frames\n",
@@ -95,6 +95,9 @@ void report_status(Fabric *f, GString *out)
     if (!shown) {
         g_string_append(out, "links: no traffic yet, all up\n");
     }
+    if (f->kind->report) {
+        f->kind->report(f->kind_state, out, false);
+    }
     if (fault_rules_count(f->rules) == 0) {
         g_string_append(out, "fault rules: none\n");
     } else {
@@ -125,5 +128,8 @@ void report_counters(Fabric *f, GString *out)
             append_link_counters(&l->c, out);
             g_string_append_c(out, '\n');
         }
+    }
+    if (f->kind->report) {
+        f->kind->report(f->kind_state, out, true);
     }
 }

@@ -1,0 +1,253 @@
+/*
+ * Kind "ps1": ParaStation boards in a ring or torus.  Frames use the fabric
+ * header; the network model (ps1net.c) decides what moves where, and this
+ * file connects it to fabricd's ports, links, fault rules and capture.
+ *
+ * A packet crossing a physical link A>B (a neighbour in the topology) is
+ * where link state and fault rules apply: a down link holds packets (the
+ * network never loses them), drop rules model a hardware failure, corrupt
+ * rules flip payload bits that the receiving board then detects.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "capture.h"
+#include "fabric.h"
+#include "ps1net.h"
+
+typedef struct Ps1Kind {
+    Fabric *f;
+    Ps1Config cfg;
+    Ps1Net *net;
+    DelayLine *wake;        /* due times of packets on delayed links */
+    unsigned lost_logged;
+} Ps1Kind;
+
+static bool ps1_emit(void *opaque, const Ps1Emit *e)
+{
+    Ps1Kind *k = opaque;
+    Fabric *f = k->f;
+    Port *p = &f->ports[e->node];
+    g_autoptr(GBytes) frame = NULL;
+
+    if (f->shutting_down || p->fd < 0 || p->closing) {
+        return false;
+    }
+    frame = g_bytes_new(e->frame, e->len);
+    if (!port_send(p, frame)) {
+        /* credit bounds DATA far below the queue limit: a stuck peer */
+        if (k->lost_logged++ < 5) {
+            fprintf(stderr, "fabricd: node%u: output queue full; frame of "
+                    "type %u not sent\n", e->node, e->type);
+        }
+        return false;
+    }
+    p->c.tx_frames++;
+    p->c.tx_bytes += e->len;
+    if (e->capture && f->capture) {
+        char comment[32];
+
+        if (e->from >= 0) {
+            g_snprintf(comment, sizeof(comment), "node%d>node%u", e->from,
+                       e->node);
+        } else {
+            g_snprintf(comment, sizeof(comment), "fabric>node%u", e->node);
+        }
+        fabric_capture_frame(f, e->node, e->frame, e->len, e->corrupted,
+                             comment);
+    }
+    return true;
+}
+
+static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
+                          uint8_t *payload, size_t len, bool retry,
+                          bool *corrupted, uint64_t *delay_ns)
+{
+    Ps1Kind *k = opaque;
+    Fabric *f = k->f;
+    Link *link = fabric_link(f, from, to);
+    FaultRule *down = fault_rules_find_down(f->rules, from, to);
+    FaultVerdict v;
+
+    /* a down link carries nothing: the packet waits for `link up` */
+    if (link->admin_down || down) {
+        if (!retry) {
+            link->c.down++;
+            if (down) {
+                down->matched++;
+                down->fired++;
+            }
+        }
+        return PS1_CROSS_HOLD;
+    }
+    fault_rules_eval(f->rules, from, to, payload, len, 0, &v);
+    if (v.outcome != FAULT_PASS) {
+        link->c.dropped++;
+        return PS1_CROSS_DROP;
+    }
+    if (v.corrupted) {
+        memcpy(payload, v.corrupted, len);
+        g_free(v.corrupted);
+        link->c.corrupted++;
+        *corrupted = true;
+    }
+    if (v.delay_ns) {
+        link->c.delayed++;
+        *delay_ns = v.delay_ns;
+        delay_line_add(k->wake, fabric_now_ns() + v.delay_ns, k);
+    }
+    link->c.frames++;
+    link->c.bytes += FABRIC_HDR_LEN + len;
+    return PS1_CROSS_PASS;
+}
+
+static const Ps1Ops ps1_ops = {
+    .emit = ps1_emit,
+    .cross = ps1_cross,
+};
+
+static void ps1_wake(gpointer item, gpointer opaque)
+{
+    Ps1Kind *k = opaque;
+
+    ps1net_kick(k->net, fabric_now_ns());
+}
+
+static void ps1_wake_free(gpointer item)
+{
+    /* items are the state itself: nothing to free */
+}
+
+static size_t ps1_encode_prefix(size_t frame_len, uint8_t *prefix)
+{
+    return 0;   /* frames carry their own header */
+}
+
+static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
+                           GError **err)
+{
+    Ps1Kind *k = g_new0(Ps1Kind, 1);
+
+    if (!ps1_config_init(&k->cfg, f->nodes, opts->topology, err)) {
+        g_free(k);
+        return NULL;
+    }
+    if (opts->hop_ns > (int64_t)PS1_MAX_HOP_NS) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--hop-ns %" G_GINT64_FORMAT " is out of range; use "
+                    "0..%llu", opts->hop_ns, PS1_MAX_HOP_NS);
+        g_free(k);
+        return NULL;
+    }
+    if (opts->link_mbps == 0 ||
+        opts->link_mbps > (int64_t)PS1_MAX_LINK_MBPS) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--link-mbps %" G_GINT64_FORMAT " is out of range; use "
+                    "1..%llu (megabytes per second)", opts->link_mbps,
+                    PS1_MAX_LINK_MBPS);
+        g_free(k);
+        return NULL;
+    }
+    if (opts->hop_ns >= 0) {
+        k->cfg.hop_ns = opts->hop_ns;
+    }
+    if (opts->link_mbps > 0) {
+        k->cfg.link_mbps = opts->link_mbps;
+    }
+    k->f = f;
+    k->net = ps1net_new(&k->cfg, &ps1_ops, k);
+    k->wake = delay_line_new(ps1_wake, ps1_wake_free, k);
+    return k;
+}
+
+static void ps1_state_free(void *state)
+{
+    Ps1Kind *k = state;
+
+    delay_line_free(k->wake);
+    ps1net_free(k->net);
+    g_free(k);
+}
+
+static IngressStatus ps1_ingress(void *state, unsigned in_port,
+                                 const uint8_t *frame, size_t len, char *why,
+                                 size_t why_len)
+{
+    Ps1Kind *k = state;
+
+    switch (ps1net_input(k->net, in_port, frame, len, fabric_now_ns(), why,
+                         why_len)) {
+    case PS1_IN_OK:
+        break;
+    case PS1_IN_MALFORMED:
+        return INGRESS_MALFORMED;
+    case PS1_IN_REJECTED:
+        return INGRESS_REJECTED;
+    case PS1_IN_CLOSE:
+        return INGRESS_REJECT_CLOSE;
+    }
+    return INGRESS_OK;
+}
+
+static void ps1_port_down(void *state, unsigned port)
+{
+    Ps1Kind *k = state;
+
+    ps1net_port_down(k->net, port, fabric_now_ns());
+}
+
+static bool ps1_kind_has_link(void *state, unsigned nodes, unsigned from,
+                              unsigned to)
+{
+    Ps1Kind *k = state;
+
+    return ps1_has_link(&k->cfg, from, to);
+}
+
+static void ps1_kind_describe_topology(void *state, unsigned nodes,
+                                       GString *out)
+{
+    Ps1Kind *k = state;
+
+    ps1_describe_topology(&k->cfg, out);
+}
+
+static void ps1_dump_table(void *state, uint64_t now_ns, GString *out)
+{
+    Ps1Kind *k = state;
+
+    ps1net_dump_tables(k->net, out);
+}
+
+static void ps1_report(void *state, GString *out, bool counters)
+{
+    Ps1Kind *k = state;
+
+    ps1net_report(k->net, out, counters);
+}
+
+static void ps1_config_changed(void *state)
+{
+    Ps1Kind *k = state;
+
+    ps1net_kick(k->net, fabric_now_ns());
+}
+
+const FabricKind fabric_kind_ps1 = {
+    .name = "ps1",
+    .pcap_linktype = PCAP_LINKTYPE_USER0,
+    .corrupt_from = FABRIC_HDR_LEN,
+    .parse = fabric_hdr_frame_parse,
+    .encode_prefix = ps1_encode_prefix,
+    .state_new = ps1_state_new,
+    .state_free = ps1_state_free,
+    .ingress = ps1_ingress,
+    .port_down = ps1_port_down,
+    .has_link = ps1_kind_has_link,
+    .describe_topology = ps1_kind_describe_topology,
+    .dump_table = ps1_dump_table,
+    .report = ps1_report,
+    .config_changed = ps1_config_changed,
+};
