@@ -23,9 +23,6 @@
 
 #include "ps1.h"
 
-/* How long the last close lets queued TX packets drain before a reset. */
-#define PS1_DRAIN_MS		100
-
 static int ps1_open(struct inode *inode, struct file *file)
 {
 	struct miscdevice *misc = file->private_data;
@@ -61,13 +58,12 @@ static int ps1_open(struct inode *inode, struct file *file)
 /*
  * The last opener is gone. User space drives the FIFOs, so it may have
  * died half-way through writing a TX packet or reading an RX packet, or
- * while waiting at a barrier. The registers cannot tell a half-written TX
- * packet from a whole one that waits for the network, nor a half-read RX
- * packet from whole ones, so: give queued TX packets a moment to leave,
- * and if anything is still in a FIFO or a barrier is pending, reset the
- * board and reload node and routes. Unread RX packets are dropped with it;
- * the ports they were for died with their processes. Boards that no
- * process mapped are left alone: only the driver touched them.
+ * while waiting at a barrier. PKT_STATE tells a half-done packet from
+ * whole ones. In any of these cases, and when unread RX packets remain
+ * (the ports they were for died with their processes), reset the board
+ * and reload node and routes. Whole TX packets waiting for the network
+ * are left to go out. Boards that no process mapped are left alone: only
+ * the driver touched them.
  *
  * The pool is cleared too, so that user-level locks held by a crashed
  * process do not block the next one.
@@ -77,8 +73,7 @@ static int ps1_open(struct inode *inode, struct file *file)
 static void ps1_last_close(struct ps1_dev *dev)
 {
 	struct device *d = &dev->pdev->dev;
-	u32 sreg = 0, rx_used = 0;
-	int i;
+	u32 sreg, rx_used, pkt_state;
 
 	memset(dev->pool, 0, dev->pool_size);
 
@@ -89,19 +84,15 @@ static void ps1_last_close(struct ps1_dev *dev)
 	if (!READ_ONCE(dev->regs_used))
 		goto out;
 
-	for (i = 0; i <= PS1_DRAIN_MS / 20; i++) {
-		sreg = ps1_rd(dev, PS1_REG_SREG);
-		if (sreg == ~0u)
-			goto out;
-		if ((sreg & PS1_SREG_TX_EMPTY) || !(sreg & PS1_SREG_LINK))
-			break;
-		msleep(20);
-	}
+	sreg = ps1_rd(dev, PS1_REG_SREG);
+	if (sreg == ~0u)
+		goto out;
 	rx_used = ps1_rd(dev, PS1_REG_RX_USED);
-	if (!(sreg & PS1_SREG_TX_EMPTY) || rx_used ||
+	pkt_state = ps1_rd(dev, PS1_REG_PKT_STATE);
+	if (pkt_state || rx_used ||
 	    (sreg & (PS1_SREG_BAR_WAIT | PS1_SREG_BAR_DONE))) {
-		dev_info(d, "last user left the board busy (SREG 0x%08x, %u RX bytes): resetting\n",
-			 sreg, rx_used);
+		dev_info(d, "last user left the board busy (SREG 0x%08x, PKT_STATE 0x%08x, %u RX bytes): resetting\n",
+			 sreg, pkt_state, rx_used);
 		ps1_count(dev, PS1_CNT_CLEANUP_RESETS);
 		/* no point in waiting for a link that is down */
 		ps1_load(dev, true, sreg & PS1_SREG_LINK);

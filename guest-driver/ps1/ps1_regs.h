@@ -29,6 +29,8 @@
 #define PS1_REG_BARRIER		0x30
 #define PS1_REG_BARRIER_MASK	0x34
 #define PS1_REG_RT_COMMIT	0x38
+/* 15:0 TX words still expected, 31:16 RX words left: a packet half done */
+#define PS1_REG_PKT_STATE	0x3c
 #define PS1_REG_CNT_TX_PKTS	0x40
 #define PS1_REG_CNT_RX_PKTS	0x44
 #define PS1_REG_CNT_PARITY	0x48
