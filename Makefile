@@ -74,6 +74,27 @@ $(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/ps1/ps1_io
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
 
+# --- ParaStation user-level library (guest-lib/parastation) -------------
+# libps.a (HAL, rawdata, ports) and its test program pstest, for the guest.
+PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
+PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
+PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
+PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/parastation -Iguest-driver/ps1
+
+$(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PSLIB_CFLAGS) -c $< -o $@
+
+$(B)/guest/lib/libps.a: $(PSLIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+GUEST_TOOLS += $(B)/guest/bin/pstest
+$(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c $(B)/guest/lib/libps.a $(PSLIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+# --- end ParaStation library ---------------------------------------------
+
 # --- guest kernel modules: out of tree against the guest kernel's headers ---
 KVER := $(patsubst %-unsigned,%,$(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'))
 KDIR := /lib/modules/$(KVER)/build
@@ -120,7 +141,10 @@ check-qtest: qemu $(QTEST_BINS)
 check: all $(UNIT_BINS) $(QTEST_BINS)
 	@./tests/run.sh all
 
-demo: deps all
+# A new make after deps: KVER and the pkg-config flags are read when make
+# starts, and on a fresh machine the packages arrive only with deps.
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
 bench: bench-platform

@@ -1,0 +1,301 @@
+/*
+ * HAL backend for the ParaStation board (ps1.ko, /dev/ps1).
+ *
+ * The data path is pure user level: the board's registers are mapped and
+ * packets are written to / read from the NREG FIFO window word by word.
+ * The driver is used only to set up, to sleep (PS1_IOC_WAIT) and for the
+ * shared pool.  Everything ps1-specific stays in this file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps1_ioctl.h"
+#include "ps1_regs.h"
+#include "ps_hal.h"
+
+struct ps1 {
+	int fd;
+	volatile uint32_t *regs;
+	void *pool;
+	size_t pool_size;
+	/* the packet being received: words not yet popped, header peeked */
+	unsigned int rx_left;
+	unsigned int rx_src;
+	size_t rx_len;
+	int rx_peeked;		/* header popped, no body read yet */
+};
+
+#define P(h) ((struct ps1 *)(h)->priv)
+
+static inline uint32_t rd(struct ps1 *p, unsigned int off)
+{
+	return p->regs[off / 4];
+}
+
+static inline void wr(struct ps1 *p, unsigned int off, uint32_t v)
+{
+	p->regs[off / 4] = v;
+}
+
+static void ps1_unmap(struct ps1 *p)
+{
+	if (p->regs)
+		munmap((void *)p->regs, PS1_MMAP_REGS_LEN);
+	if (p->pool)
+		munmap(p->pool, p->pool_size);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+}
+
+static int ps1_open(ps_hal_t *h, int flags)
+{
+	struct ps1_info info;
+	struct ps1 *p;
+	void *m;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -1;
+	p->fd = open(PS1_DEVICE, O_RDWR | O_CLOEXEC);
+	if (p->fd < 0) {
+		err = (errno == ENOENT || errno == ENXIO) ? ENODEV : errno;
+		goto fail;
+	}
+	/* flock belongs to the open file: it goes away with a dead process.
+	 * Exclusive (rawdata) and shared (ports) users exclude each other. */
+	if (flags && flock(p->fd, ((flags & PS_HAL_EXCL) ? LOCK_EX : LOCK_SH) |
+				  LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? EBUSY : errno;
+		goto fail;
+	}
+	if (ioctl(p->fd, PS1_IOC_INFO, &info)) {
+		err = errno;
+		goto fail;
+	}
+	if (info.state != PS1_STATE_UP || info.nodes == 0) {
+		err = info.state == PS1_STATE_REMOVED ? ENODEV : ENETDOWN;
+		goto fail;
+	}
+	m = mmap(NULL, PS1_MMAP_REGS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 p->fd, PS1_MMAP_REGS_OFFSET);
+	if (m == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	p->regs = m;
+	if (rd(p, PS1_REG_ID) != PS1_ID_VALUE) {
+		err = ENODEV;
+		goto fail;
+	}
+	m = mmap(NULL, info.pool_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 p->fd, PS1_MMAP_POOL_OFFSET);
+	if (m == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	p->pool = m;
+	p->pool_size = info.pool_size;
+	h->priv = p;
+	h->node = info.node;
+	h->nodes = info.nodes;
+	return 0;
+fail:
+	ps1_unmap(p);
+	errno = err;
+	return -1;
+}
+
+static void ps1_close(ps_hal_t *h)
+{
+	struct ps1 *p = P(h);
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	/* Let our last packets leave, or the driver's last-close check would
+	 * reset the board under them. */
+	for (i = 0; i < 2000 && !(rd(p, PS1_REG_SREG) & PS1_SREG_TX_EMPTY); i++)
+		nanosleep(&ms, NULL);
+	ps1_unmap(p);
+}
+
+static int ps1_send(ps_hal_t *h, unsigned int dest, const struct iovec *iov,
+		    int iovcnt, size_t len)
+{
+	struct ps1 *p = P(h);
+	unsigned int words = (len + 3) / 4;
+	uint32_t w = 0;
+	unsigned int fill = 0;
+	int i;
+
+	/* TX_FREE, not TX_FULL: small packets fit while big ones would not */
+	if (rd(p, PS1_REG_TX_FREE) < 4 * (words + 1)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	wr(p, PS1_REG_NREG, PS1_HDR(dest, words));
+	/* Pack the gather list into words straight from the caller's memory,
+	 * carrying odd bytes across segment boundaries. */
+	for (i = 0; i < iovcnt; i++) {
+		const uint8_t *s = iov[i].iov_base;
+		size_t n = iov[i].iov_len;
+
+		while (n) {
+			if (fill == 0 && n >= 4) {
+				memcpy(&w, s, 4);
+				wr(p, PS1_REG_NREG, w);
+				s += 4;
+				n -= 4;
+				continue;
+			}
+			if (fill == 0)
+				w = 0;
+			((uint8_t *)&w)[fill++] = *s++;
+			n--;
+			if (fill == 4) {
+				wr(p, PS1_REG_NREG, w);
+				fill = 0;
+			}
+		}
+	}
+	if (fill)
+		wr(p, PS1_REG_NREG, w);
+	return 0;
+}
+
+static int ps1_receive_header(ps_hal_t *h, unsigned int *src, size_t *len)
+{
+	struct ps1 *p = P(h);
+	uint32_t hdr;
+
+	if (p->rx_left && p->rx_peeked)
+		goto out;	/* a peek is repeatable until the body is read */
+	while (p->rx_left) {	/* drop what the caller left unread */
+		(void)rd(p, PS1_REG_NREG);
+		p->rx_left--;
+	}
+	if (!(rd(p, PS1_REG_SREG) & PS1_SREG_PKT_READY))
+		return 0;
+	hdr = rd(p, PS1_REG_NREG);
+	if (PS1_HDR_WORDS(hdr) == 0 || PS1_HDR_WORDS(hdr) > PS1_PKT_MAX_WORDS) {
+		errno = EPROTO;	/* cannot happen with a sane board */
+		return -1;
+	}
+	p->rx_left = PS1_HDR_WORDS(hdr);
+	p->rx_len = 4 * p->rx_left;
+	p->rx_src = PS1_HDR_NODE(hdr);
+	p->rx_peeked = 1;
+out:
+	*src = p->rx_src;
+	*len = p->rx_len;
+	return 1;
+}
+
+static int ps1_receive_body(ps_hal_t *h, void *buf, size_t len)
+{
+	struct ps1 *p = P(h);
+	uint8_t *d = buf;
+	uint32_t w;
+
+	if (len > 4 * (size_t)p->rx_left) {
+		errno = EINVAL;
+		return -1;
+	}
+	p->rx_peeked = 0;
+	if (!buf && !len) {	/* drop the rest now: the FIFO is shared */
+		while (p->rx_left) {
+			(void)rd(p, PS1_REG_NREG);
+			p->rx_left--;
+		}
+		return 0;
+	}
+	while (len >= 4) {
+		w = rd(p, PS1_REG_NREG);
+		memcpy(d, &w, 4);
+		d += 4;
+		len -= 4;
+		p->rx_left--;
+	}
+	if (len) {		/* a tail: the rest of that word is dropped */
+		w = rd(p, PS1_REG_NREG);
+		memcpy(d, &w, len);
+		p->rx_left--;
+	}
+	return 0;
+}
+
+static int ps1_sreg_events(struct ps1 *p, uint32_t sreg)
+{
+	int ev = 0;
+
+	if ((sreg & PS1_SREG_PKT_READY) || (p->rx_left && p->rx_peeked))
+		ev |= PS_HAL_RX;
+	if (!(sreg & PS1_SREG_TX_FULL))
+		ev |= PS_HAL_TX;
+	if (sreg & PS1_SREG_ERR_MASK)
+		ev |= PS_HAL_ERR;
+	return ev;
+}
+
+static int ps1_status(ps_hal_t *h)
+{
+	struct ps1 *p = P(h);
+
+	return ps1_sreg_events(p, rd(p, PS1_REG_SREG));
+}
+
+static int ps1_wait(ps_hal_t *h, int events, int timeout_ms)
+{
+	struct ps1 *p = P(h);
+	struct ps1_wait w = { 0 };
+	int ev = ps1_status(h);
+
+	if (ev & events)
+		return ev;
+	/* Not PS1_EV_ERR: an error bit that stays set would wake us forever. */
+	if (events & PS_HAL_RX)
+		w.events |= PS1_EV_PKT;
+	if (events & PS_HAL_TX)
+		w.events |= PS1_EV_TX;
+	w.timeout_ms = timeout_ms < 0 ? PS1_WAIT_FOREVER : (uint32_t)timeout_ms;
+	if (ioctl(p->fd, PS1_IOC_WAIT, &w)) {
+		if (errno == ETIMEDOUT)
+			return 0;
+		return -1;
+	}
+	ev = ps1_status(h);
+	if (w.revents & PS1_EV_PKT)
+		ev |= PS_HAL_RX;
+	if (w.revents & PS1_EV_TX)
+		ev |= PS_HAL_TX;
+	return ev;
+}
+
+static void *ps1_shared(ps_hal_t *h, size_t *size)
+{
+	if (size)
+		*size = P(h)->pool_size;
+	return P(h)->pool;
+}
+
+const struct ps_hal_ops ps_hal_ps1_ops = {
+	.name = "ps1",
+	.open = ps1_open,
+	.close = ps1_close,
+	.send = ps1_send,
+	.receive_header = ps1_receive_header,
+	.receive_body = ps1_receive_body,
+	.status = ps1_status,
+	.wait = ps1_wait,
+	.shared = ps1_shared,
+};

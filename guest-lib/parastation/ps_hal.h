@@ -1,0 +1,115 @@
+/*
+ * ParaStation hardware abstraction layer (HAL), paper section 4.2.1.
+ *
+ * The HAL hides the network interface: it moves single packets of at most
+ * PS_HAL_MTU bytes to and from nodes, and nothing else.  Upper layers
+ * (rawdata, ports) see only this interface, so a second NIC is one more
+ * backend (struct ps_hal_ops) and no change above.  The backend is picked
+ * by the environment variable PS_HAL (default "ps1").
+ *
+ * Not an application interface: it is meant for the library's own layers.
+ * All calls return -1 and set errno on failure.  docs/parastation-lib.md
+ * has the reference.
+ */
+#ifndef PS_HAL_H
+#define PS_HAL_H
+
+#include <stddef.h>
+#include <sys/uio.h>
+
+#define PS_HAL_MTU	508	/* largest packet payload, bytes */
+
+/* ps_hal_open() flags */
+#define PS_HAL_EXCL	0x1	/* sole raw user of this node, else EBUSY */
+#define PS_HAL_SHARED	0x2	/* one of many ports users; EBUSY while an
+				 * exclusive user has the node, and vice versa */
+
+/* ps_hal_status() / ps_hal_wait() bits */
+#define PS_HAL_RX	0x1	/* a whole packet is ready to be received */
+#define PS_HAL_TX	0x2	/* a maximum-size packet can be sent now */
+#define PS_HAL_ERR	0x4	/* the NIC reports an error */
+
+typedef struct ps_hal ps_hal_t;
+
+/* One backend per NIC; every member must be set. */
+struct ps_hal_ops {
+	const char *name;
+	int (*open)(ps_hal_t *h, int flags);	/* map the NIC, fill node/nodes */
+	void (*close)(ps_hal_t *h);
+	int (*send)(ps_hal_t *h, unsigned int dest, const struct iovec *iov,
+		    int iovcnt, size_t len);
+	int (*receive_header)(ps_hal_t *h, unsigned int *src, size_t *len);
+	int (*receive_body)(ps_hal_t *h, void *buf, size_t len);
+	int (*status)(ps_hal_t *h);
+	int (*wait)(ps_hal_t *h, int events, int timeout_ms);
+	void *(*shared)(ps_hal_t *h, size_t *size);
+};
+
+/* The handle; backends keep their own state behind priv. */
+struct ps_hal {
+	const struct ps_hal_ops *ops;
+	unsigned int node;	/* this node's id */
+	unsigned int nodes;	/* nodes in the network: ids 0..nodes-1 */
+	void *priv;
+};
+
+/*
+ * Open the backend named by $PS_HAL (default "ps1") and map its NIC.
+ * flags: 0, PS_HAL_EXCL or PS_HAL_SHARED.  Errors: ENODEV (no such
+ * backend or no board), EBUSY (the other kind of user has the node),
+ * ENETDOWN (link down), EINVAL (bad flags).
+ */
+ps_hal_t *ps_hal_open(int flags);
+/* Unmap and free; waits up to 2 s for sent packets to leave the NIC. */
+void ps_hal_close(ps_hal_t *h);
+
+unsigned int ps_hal_node(const ps_hal_t *h);
+unsigned int ps_hal_nodes(const ps_hal_t *h);
+const char *ps_hal_name(const ps_hal_t *h);
+
+/*
+ * Send one packet of len (1..PS_HAL_MTU) bytes, gathered from iov, to dest.
+ * Does not block: EAGAIN when the NIC has no room (see ps_hal_wait).
+ * Errors: EINVAL (len 0 or > MTU, or iov shorter than len),
+ * EHOSTUNREACH (dest >= nodes), EIO (NIC error).
+ */
+int ps_hal_sendv(ps_hal_t *h, unsigned int dest, const struct iovec *iov,
+		 int iovcnt);
+int ps_hal_send(ps_hal_t *h, unsigned int dest, const void *buf, size_t len);
+
+/*
+ * Peek at the next packet: 1 with *src and *len (the payload, rounded up
+ * to the backend's granularity: 4 bytes on ps1, padding reads as 0),
+ * 0 when none is ready.  Any unread rest of the previous packet is
+ * dropped first.
+ */
+int ps_hal_receive_header(ps_hal_t *h, unsigned int *src, size_t *len);
+/*
+ * Copy the next len bytes of the current packet's payload to buf.  May be
+ * called several times per packet (every call but the last with len a
+ * multiple of 4), so that a protocol header and the data can go to
+ * different places without an extra copy.  buf NULL and len 0 drops the
+ * rest of the packet now.  EINVAL past the packet's end or with no packet
+ * peeked.
+ */
+int ps_hal_receive_body(ps_hal_t *h, void *buf, size_t len);
+
+/* PS_HAL_RX | PS_HAL_TX | PS_HAL_ERR as they are now; no blocking. */
+int ps_hal_status(ps_hal_t *h);
+/*
+ * Sleep until one of events (PS_HAL_RX, PS_HAL_TX) holds, timeout_ms
+ * (-1: forever).  Returns the events that hold (PS_HAL_ERR included on a
+ * NIC error), 0 on timeout.  EINTR, ENODEV (board gone).
+ */
+int ps_hal_wait(ps_hal_t *h, int events, int timeout_ms);
+
+/*
+ * Memory shared by every process of this node that uses the NIC (the ports
+ * layer keeps its queues and locks there).  Zeroed when the last user goes.
+ */
+void *ps_hal_shared(ps_hal_t *h, size_t *size);
+
+/* Backends, for hal.c's table. */
+extern const struct ps_hal_ops ps_hal_ps1_ops;
+
+#endif /* PS_HAL_H */

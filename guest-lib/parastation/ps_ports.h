@@ -1,0 +1,75 @@
+/*
+ * ParaStation ports (paper section 4.2.2, "system layer"): many processes
+ * per node share the network interface.  Each process opens one or more
+ * ports; messages go from (node, port) to (node, port).
+ *
+ * Whoever holds the node's lock takes in packets from the NIC and sorts
+ * them into per-port queues in the pool shared by all processes of the
+ * node (ps_hal_shared), reassembling fragmented messages there.  The lock
+ * is a word in the pool, taken with an atomic compare-and-swap; a process
+ * that finds it taken hands the CPU to others (sched_yield) instead of
+ * spinning.  Ports and rawdata exclude each other on a node (EBUSY).
+ *
+ * All calls return -1 (or NULL) and set errno on failure.
+ * docs/parastation-lib.md has the reference and the wire format.
+ */
+#ifndef PS_PORTS_H
+#define PS_PORTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PS_PORTS_MAX	64	/* port ids 0..63 on every node */
+#define PS_PORT_ANY	(-1)	/* ps_port_open(): any free port */
+#define PS_PORT_MSG_MAX	65536	/* largest message */
+
+/* Packet header of the ports protocol (host byte order) */
+struct ps_port_hdr {
+	uint16_t dport;		/* destination port */
+	uint16_t sport;		/* source port */
+	uint32_t msgid;		/* per source port, counts up */
+	uint32_t total;		/* bytes of the whole message */
+	uint32_t offset;	/* where this fragment's data goes */
+};
+
+#define PS_PORT_FRAG_DATA	492	/* PS_HAL_MTU - 16 */
+
+typedef struct ps_port ps_port_t;
+
+/*
+ * Open port id (0..PS_PORTS_MAX-1, or PS_PORT_ANY for a free one) on this
+ * node.  Errors: EINVAL bad id; EADDRINUSE the port is taken by a live
+ * process; EAGAIN no free port; EBUSY a rawdata user has the node;
+ * ENOSPC the pool is too small; the errors of ps_hal_open().
+ */
+ps_port_t *ps_port_open(int port);
+/* Close: frees the port and the messages still queued for it. */
+void ps_port_close(ps_port_t *p);
+
+int ps_port_id(const ps_port_t *p);
+unsigned int ps_port_node(const ps_port_t *p);
+unsigned int ps_port_nodes(const ps_port_t *p);
+
+/*
+ * Send len (0..PS_PORT_MSG_MAX) bytes to port dport of node dest; returns
+ * once the last fragment is in the NIC.  Messages to a port nobody has
+ * open are dropped at the receiver.  Errors: EHOSTUNREACH bad node;
+ * EINVAL bad port or buf NULL with len; EMSGSIZE len too large.
+ */
+int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
+		 size_t len);
+
+/*
+ * Receive the next message for this port, from any sender.  Returns its
+ * length, *from / *fport the sender (either may be NULL).  timeout_ms -1
+ * forever, 0 only what is there.  Errors: EMSGSIZE longer than len (it
+ * stays queued); EAGAIN (timeout 0) / ETIMEDOUT; EINTR; EINVAL.
+ */
+ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
+		     size_t len, int timeout_ms);
+
+/* Packets dropped on this node (no such port, malformed); pool-wide. */
+unsigned long ps_port_dropped(const ps_port_t *p);
+
+#endif /* PS_PORTS_H */

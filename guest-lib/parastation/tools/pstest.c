@@ -1,0 +1,727 @@
+/*
+ * pstest: tests and benchmarks of the ParaStation library (libps.a).
+ *
+ *   pstest hal-pingpong PEER ROUNDS SIZE    against hal-echo on PEER
+ *   pstest hal-echo ROUNDS [TIMEOUT_MS]
+ *   pstest raw-pingpong PEER ROUNDS SIZE    against raw-echo on PEER
+ *   pstest raw-echo ROUNDS [TIMEOUT_MS]
+ *   pstest raw-exchange PEER SPEC...        send to PEER and receive from it
+ *   pstest raw-send PEER SPEC...            only send
+ *   pstest raw-recv SRC...                  receive from each SRC in turn
+ *   pstest raw-busy                         a second rawdata user: EBUSY
+ *   pstest bad                              bad input: expected errnos
+ *   pstest port-pingpong PEER PORT ROUNDS SIZE   against port-echo PORT
+ *   pstest port-echo PORT ROUNDS [TIMEOUT_MS]
+ *   pstest port-multi PEER NPROC ROUNDS SIZE     NPROC processes, ports
+ *   pstest port-echo-multi NPROC ROUNDS          10.. on both nodes
+ *   pstest port-busy                        port taken, rawdata excluded
+ *   pstest port-bad                         bad input: expected errnos
+ *
+ * SPEC is a message size in bytes, or rN: N random sizes up to 64 KiB.
+ * A stream starts with a 4-byte message count; message seq of node src
+ * carries seq in its first 4 bytes, a pattern, and a checksum of the
+ * middle in its last 4, so content and order are both checked.
+ * One line per result ("ok ..." / "FAIL ..."); exit 0 = all ok, 1 = a
+ * failed check, 2 = usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps_hal.h"
+#include "ps_ports.h"
+#include "ps_rawdata.h"
+#include <sys/wait.h>
+
+#define MAX_MSG		65536
+#define STREAM_TIMEOUT	30000
+
+static int fails;
+static int hal_spin = 20;	/* polls before sleeping; $PS_HAL_SPIN */
+
+#define CHECK(cond, ...)						\
+	do {								\
+		int _ok = !!(cond);	/* evaluated once */		\
+		printf(_ok ? "ok   " : "FAIL ");			\
+		fails += !_ok;						\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		fflush(stdout);						\
+	} while (0)
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static uint8_t pat(unsigned int src, uint32_t seq, size_t i)
+{
+	return (uint8_t)(src * 31 + seq * 7 + i * 13 + (i >> 8));
+}
+
+static uint32_t fnv(const uint8_t *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--)
+		h = (h ^ *p++) * 16777619u;
+	return h;
+}
+
+/* Fill message seq of src: seq, pattern, checksum (when it fits). */
+static void fill(uint8_t *b, size_t n, unsigned int src, uint32_t seq)
+{
+	size_t i;
+	uint32_t c;
+
+	for (i = 0; i < n; i++)
+		b[i] = pat(src, seq, i);
+	if (n >= 8) {
+		memcpy(b, &seq, 4);
+		c = fnv(b + 4, n - 8);
+		memcpy(b + n - 4, &c, 4);
+	}
+}
+
+static int verify(const uint8_t *b, size_t n, unsigned int src, uint32_t seq)
+{
+	uint32_t v, c;
+	size_t i;
+
+	if (n >= 8) {
+		memcpy(&v, b, 4);
+		memcpy(&c, b + n - 4, 4);
+		if (v != seq || c != fnv(b + 4, n - 8))
+			return 0;
+		for (i = 4; i < n - 4; i++)
+			if (b[i] != pat(src, seq, i))
+				return 0;
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (b[i] != pat(src, seq, i))
+			return 0;
+	return 1;
+}
+
+static unsigned int arg_node(const char *s)
+{
+	return (unsigned int)strtoul(s, NULL, 0);
+}
+
+/* ---- HAL ---- */
+
+static ps_hal_t *hal_open_or_die(void)
+{
+	ps_hal_t *h = ps_hal_open(0);
+
+	if (!h) {
+		printf("FAIL ps_hal_open: %s\n", strerror(errno));
+		exit(1);
+	}
+	return h;
+}
+
+static int hal_send_wait(ps_hal_t *h, unsigned int dest, const void *b,
+			 size_t n)
+{
+	while (ps_hal_send(h, dest, b, n)) {
+		if (errno != EAGAIN || ps_hal_wait(h, PS_HAL_TX, 5000) <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Next packet, sleeping up to timeout_ms; returns its length or -1. */
+static ssize_t hal_recv_wait(ps_hal_t *h, unsigned int *src, void *b,
+			     int timeout_ms)
+{
+	size_t len;
+	int ret = 0, i;
+
+	for (;;) {
+		/* a short poll, then sleep: the reply is often close */
+		for (i = 0; i < hal_spin; i++) {
+			ret = ps_hal_receive_header(h, src, &len);
+			if (ret)
+				break;
+		}
+		if (ret < 0)
+			return -1;
+		if (ret > 0)
+			return ps_hal_receive_body(h, b, len) ? -1 : (ssize_t)len;
+		ret = ps_hal_wait(h, PS_HAL_RX, timeout_ms);
+		if (ret <= 0) {
+			if (ret == 0)
+				errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+}
+
+static int cmd_hal_pingpong(unsigned int peer, int rounds, size_t size)
+{
+	ps_hal_t *h = hal_open_or_die();
+	uint8_t out[PS_HAL_MTU], in[PS_HAL_MTU];
+	unsigned int src;
+	double t0, t;
+	ssize_t n;
+	int r, bad = 0;
+
+	if (size == 0 || size > PS_HAL_MTU) {
+		printf("FAIL size must be 1..%d\n", PS_HAL_MTU);
+		return 1;
+	}
+	t0 = now_us();
+	for (r = 0; r < rounds; r++) {
+		fill(out, size, ps_hal_node(h), r);
+		if (hal_send_wait(h, peer, out, size)) {
+			printf("FAIL send round %d: %s\n", r, strerror(errno));
+			return 1;
+		}
+		n = hal_recv_wait(h, &src, in, 5000);
+		if (n < 0) {
+			printf("FAIL receive round %d: %s\n", r, strerror(errno));
+			return 1;
+		}
+		bad += src != peer || (size_t)n != (size + 3) / 4 * 4 ||
+		       memcmp(in, out, size);
+	}
+	t = now_us() - t0;
+	CHECK(!bad, "hal-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
+	      ps_hal_node(h), peer, rounds, size, bad, t / rounds / 2);
+	ps_hal_close(h);
+	return fails;
+}
+
+static int cmd_hal_echo(int rounds, int timeout_ms)
+{
+	ps_hal_t *h = hal_open_or_die();
+	uint8_t b[PS_HAL_MTU];
+	unsigned int src;
+	ssize_t n;
+	int r;
+
+	for (r = 0; r < rounds; r++) {
+		n = hal_recv_wait(h, &src, b, timeout_ms);
+		if (n < 0 || hal_send_wait(h, src, b, n)) {
+			printf("FAIL hal-echo round %d: %s\n", r, strerror(errno));
+			return 1;
+		}
+	}
+	CHECK(1, "hal-echo: %d packets echoed", rounds);
+	ps_hal_close(h);
+	return fails;
+}
+
+/* ---- rawdata ---- */
+
+static ps_raw_t *raw_open_or_die(void)
+{
+	ps_raw_t *r = ps_raw_open();
+
+	if (!r) {
+		printf("FAIL ps_raw_open: %s\n", strerror(errno));
+		exit(1);
+	}
+	return r;
+}
+
+static int cmd_raw_pingpong(unsigned int peer, int rounds, size_t size)
+{
+	ps_raw_t *r = raw_open_or_die();
+	uint8_t *out = malloc(size + 1), *in = malloc(size + 1);
+	unsigned int src;
+	double t0, t;
+	ssize_t n;
+	int i, bad = 0;
+
+	t0 = now_us();
+	for (i = 0; i < rounds; i++) {
+		fill(out, size, ps_raw_node(r), i);
+		if (ps_raw_send(r, peer, out, size)) {
+			printf("FAIL send round %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		n = ps_raw_recv(r, peer, &src, in, size, 5000);
+		if (n < 0) {
+			printf("FAIL receive round %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		bad += src != peer || (size_t)n != size || memcmp(in, out, size);
+	}
+	t = now_us() - t0;
+	CHECK(!bad && !ps_raw_dropped(r), "raw-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us, %.2f MB/s",
+	      ps_raw_node(r), peer, rounds, size, bad, t / rounds / 2,
+	      2.0 * size * rounds / t);
+	ps_raw_close(r);
+	free(out);
+	free(in);
+	return fails;
+}
+
+/* Echo with zero-copy receive: the reply goes out of the library's buffer. */
+static int cmd_raw_echo(int rounds, int timeout_ms)
+{
+	ps_raw_t *r = raw_open_or_die();
+	const void *d;
+	unsigned int src;
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		n = ps_raw_recv_zc(r, PS_ANY, &src, &d, timeout_ms);
+		if (n < 0 || ps_raw_send(r, src, d, n) || ps_raw_release(r, d)) {
+			printf("FAIL raw-echo round %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+	}
+	CHECK(!ps_raw_dropped(r), "raw-echo: %d messages echoed (zero-copy), %lu dropped",
+	      rounds, ps_raw_dropped(r));
+	ps_raw_close(r);
+	return fails;
+}
+
+/* Parse SPECs into sizes. */
+static size_t parse_specs(char **av, int ac, size_t **sizes)
+{
+	size_t n = 0, cap = 16, k, cnt;
+	int i;
+
+	*sizes = malloc(cap * sizeof(**sizes));
+	srandom(time(NULL) ^ getpid());
+	for (i = 0; i < ac; i++) {
+		cnt = av[i][0] == 'r' ? strtoul(av[i] + 1, NULL, 0) : 1;
+		for (k = 0; k < cnt; k++) {
+			if (n == cap)
+				*sizes = realloc(*sizes, (cap *= 2) * sizeof(**sizes));
+			(*sizes)[n++] = av[i][0] == 'r' ?
+				(size_t)(random() % (MAX_MSG + 1)) :
+				strtoul(av[i], NULL, 0);
+		}
+	}
+	return n;
+}
+
+static int send_stream(ps_raw_t *r, unsigned int peer, size_t *sizes,
+		       size_t cnt)
+{
+	uint8_t *b = malloc(MAX_MSG);
+	uint32_t c = cnt;
+	size_t i, bytes = 0;
+	double t0 = now_us();
+	int ok = 1;
+
+	if (ps_raw_send(r, peer, &c, 4))
+		ok = 0;
+	for (i = 0; ok && i < cnt; i++) {
+		if (sizes[i] > MAX_MSG) {
+			printf("FAIL size %zu > %d\n", sizes[i], MAX_MSG);
+			exit(2);
+		}
+		fill(b, sizes[i], ps_raw_node(r), i);
+		if (ps_raw_send(r, peer, b, sizes[i]))
+			ok = 0;
+		bytes += sizes[i];
+	}
+	CHECK(ok, "sent %zu messages (%zu bytes) to node %u in %.0f us%s%s",
+	      cnt, bytes, peer, now_us() - t0, ok ? "" : ": ",
+	      ok ? "" : strerror(errno));
+	free(b);
+	return ok;
+}
+
+/* Receive the streams of all srcs, one message from each in turn. */
+static void recv_streams(ps_raw_t *r, unsigned int *srcs, int nsrc)
+{
+	uint32_t *cnt = calloc(nsrc, 4), *seq = calloc(nsrc, 4);
+	uint8_t *b = malloc(MAX_MSG);
+	size_t *bytes = calloc(nsrc, sizeof(size_t));
+	int *bad = calloc(nsrc, sizeof(int)), active = nsrc, i;
+	unsigned int from;
+	ssize_t n;
+
+	for (i = 0; i < nsrc; i++) {
+		n = ps_raw_recv(r, srcs[i], &from, &cnt[i], 4, STREAM_TIMEOUT);
+		if (n != 4) {
+			printf("FAIL stream count from %u: %s\n", srcs[i],
+			       n < 0 ? strerror(errno) : "bad length");
+			exit(1);
+		}
+		if (!cnt[i])
+			active--;
+	}
+	while (active) {
+		for (i = 0; i < nsrc; i++) {
+			if (seq[i] == cnt[i])
+				continue;
+			n = ps_raw_recv(r, srcs[i], &from, b, MAX_MSG,
+					STREAM_TIMEOUT);
+			if (n < 0) {
+				printf("FAIL message %u from %u: %s\n", seq[i],
+				       srcs[i], strerror(errno));
+				exit(1);
+			}
+			bad[i] += from != srcs[i] || !verify(b, n, srcs[i], seq[i]);
+			bytes[i] += n;
+			if (++seq[i] == cnt[i])
+				active--;
+		}
+	}
+	for (i = 0; i < nsrc; i++)
+		CHECK(!bad[i], "received %u messages (%zu bytes) from node %u, %d bad (content/order)",
+		      cnt[i], bytes[i], srcs[i], bad[i]);
+	CHECK(!ps_raw_dropped(r), "no packet dropped (%lu)", ps_raw_dropped(r));
+	free(cnt), free(seq), free(b), free(bytes), free(bad);
+}
+
+static int cmd_raw_stream(char **av, int ac, int do_send, int do_recv)
+{
+	ps_raw_t *r = raw_open_or_die();
+	unsigned int peer = arg_node(av[0]);
+	size_t *sizes, cnt = parse_specs(av + 1, ac - 1, &sizes);
+
+	if (do_send)
+		send_stream(r, peer, sizes, cnt);
+	if (do_recv)
+		recv_streams(r, &peer, 1);
+	free(sizes);
+	ps_raw_close(r);
+	return fails;
+}
+
+static int cmd_raw_recv(char **av, int ac)
+{
+	ps_raw_t *r = raw_open_or_die();
+	unsigned int srcs[64];
+	int i;
+
+	for (i = 0; i < ac && i < 64; i++)
+		srcs[i] = arg_node(av[i]);
+	recv_streams(r, srcs, i);
+	ps_raw_close(r);
+	return fails;
+}
+
+static int cmd_raw_busy(void)
+{
+	ps_raw_t *r = raw_open_or_die(), *r2;
+	ps_hal_t *h;
+
+	errno = 0;
+	r2 = ps_raw_open();
+	CHECK(!r2 && errno == EBUSY, "second rawdata open fails with EBUSY (%s)",
+	      r2 ? "opened!" : strerror(errno));
+	if (r2)
+		ps_raw_close(r2);
+	h = ps_hal_open(0);
+	CHECK(h != NULL, "a shared HAL open still works");
+	ps_hal_close(h);
+	ps_raw_close(r);
+	r = ps_raw_open();
+	CHECK(r != NULL, "rawdata opens again after close");
+	ps_raw_close(r);
+	return fails;
+}
+
+#define EXPECT(call, err, what)						\
+	do {								\
+		int _e;							\
+		errno = 0;						\
+		_e = (call) < 0 ? errno : 0;				\
+		CHECK(_e == (err), "%s -> %s", what,			\
+		      _e ? strerror(_e) : "success");			\
+	} while (0)
+
+static int cmd_bad(void)
+{
+	uint8_t b[PS_HAL_MTU + 8] = { 0 };
+	ps_raw_t *r;
+	ps_hal_t *h;
+	unsigned int nodes, me, from;
+	const void *d;
+	struct iovec iov[2];
+
+	setenv("PS_HAL", "myrinet", 1);
+	errno = 0;
+	h = ps_hal_open(0);
+	CHECK(!h && errno == ENODEV, "PS_HAL=myrinet (no such backend) -> %s",
+	      strerror(errno));
+	unsetenv("PS_HAL");
+	errno = 0;
+	h = ps_hal_open(0x100);
+	CHECK(!h && errno == EINVAL, "ps_hal_open bad flags -> %s", strerror(errno));
+
+	h = hal_open_or_die();
+	nodes = ps_hal_nodes(h);
+	me = ps_hal_node(h);
+	EXPECT(ps_hal_send(h, (me + 1) % nodes, b, 0), EINVAL, "hal send 0 bytes");
+	EXPECT(ps_hal_send(h, (me + 1) % nodes, b, PS_HAL_MTU + 1), EINVAL,
+	       "hal send 509 bytes");
+	iov[0] = (struct iovec){ b, 300 };
+	iov[1] = (struct iovec){ b, 300 };
+	EXPECT(ps_hal_sendv(h, (me + 1) % nodes, iov, 2), EINVAL,
+	       "hal sendv 2 x 300 bytes");
+	EXPECT(ps_hal_sendv(h, (me + 1) % nodes, iov, -1), EINVAL,
+	       "hal sendv iovcnt -1");
+	EXPECT(ps_hal_send(h, nodes, b, 4), EHOSTUNREACH, "hal send to node == nodes");
+	EXPECT(ps_hal_send(h, 65535, b, 4), EHOSTUNREACH, "hal send to node 65535");
+	EXPECT(ps_hal_wait(h, 0, 10), EINVAL, "hal wait for no events");
+	EXPECT(ps_hal_wait(h, 0x100, 10), EINVAL, "hal wait for unknown events");
+	EXPECT(ps_hal_receive_body(h, b, 4), EINVAL, "hal receive_body without a packet");
+	CHECK(!(ps_hal_status(h) & PS_HAL_ERR), "no NIC error after all that");
+	ps_hal_close(h);
+
+	r = raw_open_or_die();
+	EXPECT(ps_raw_send(r, nodes, b, 10), EHOSTUNREACH, "raw send to node == nodes");
+	EXPECT(ps_raw_send(r, (unsigned int)-1, b, 10), EHOSTUNREACH, "raw send to node -1");
+	EXPECT(ps_raw_send(r, (me + 1) % nodes, NULL, 10), EINVAL, "raw send NULL buffer");
+	EXPECT(ps_raw_recv(r, nodes, &from, b, 10, 0), EINVAL, "raw recv from node == nodes");
+	EXPECT(ps_raw_recv(r, -5, &from, b, 10, 0), EINVAL, "raw recv from node -5");
+	EXPECT(ps_raw_recv(r, PS_ANY, &from, NULL, 10, 0), EINVAL, "raw recv NULL buffer");
+	EXPECT(ps_raw_recv(r, PS_ANY, &from, b, 10, 0), EAGAIN, "raw recv, nothing there, timeout 0");
+	EXPECT(ps_raw_recv(r, PS_ANY, &from, b, 10, 50), ETIMEDOUT, "raw recv, nothing there, timeout 50 ms");
+	EXPECT(ps_raw_recv_zc(r, PS_ANY, &from, NULL, 0), EINVAL, "raw recv_zc NULL pointer");
+	EXPECT(ps_raw_release(r, b), EINVAL, "raw release of a buffer not lent");
+	/* A message to ourselves: too long for the buffer, then zero-copy. */
+	fill(b, 100, me, 0);
+	EXPECT(ps_raw_send(r, me, b, 100), 0, "raw send 100 bytes to myself");
+	EXPECT(ps_raw_recv(r, me, &from, b, 10, 2000), EMSGSIZE, "raw recv into 10 bytes");
+	CHECK(ps_raw_recv_zc(r, me, &from, &d, 0) == 100 && verify(d, 100, me, 0),
+	      "the message stayed queued; recv_zc gets it");
+	EXPECT(ps_raw_release(r, d), 0, "release it");
+	EXPECT(ps_raw_release(r, d), EINVAL, "release it twice");
+	ps_raw_close(r);
+	return fails;
+}
+
+
+/* ---- ports ---- */
+
+static ps_port_t *port_open_or_die(int port)
+{
+	ps_port_t *p = ps_port_open(port);
+
+	if (!p) {
+		printf("FAIL ps_port_open(%d): %s\n", port, strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+static int cmd_port_pingpong(unsigned int peer, int port, int rounds,
+			     size_t size)
+{
+	ps_port_t *p = port_open_or_die(port);
+	uint8_t *out = malloc(size + 1), *in = malloc(size + 1);
+	unsigned int src;
+	int i, fport, bad = 0;
+	double t0, t;
+	ssize_t n;
+
+	t0 = now_us();
+	for (i = 0; i < rounds; i++) {
+		fill(out, size, ps_port_node(p) * 100 + port, i);
+		if (ps_port_send(p, peer, port, out, size)) {
+			printf("FAIL port %d send round %d: %s\n", port, i,
+			       strerror(errno));
+			return 1;
+		}
+		n = ps_port_recv(p, &src, &fport, in, size, 10000);
+		if (n < 0) {
+			printf("FAIL port %d receive round %d: %s\n", port, i,
+			       strerror(errno));
+			return 1;
+		}
+		bad += src != peer || fport != port || (size_t)n != size ||
+		       memcmp(in, out, size);
+	}
+	t = now_us() - t0;
+	CHECK(!bad, "port-pingpong node %u port %d <-> node %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
+	      ps_port_node(p), port, peer, rounds, size, bad, t / rounds / 2);
+	ps_port_close(p);
+	free(out);
+	free(in);
+	return fails;
+}
+
+static int cmd_port_echo(int port, int rounds, int timeout_ms)
+{
+	ps_port_t *p = port_open_or_die(port);
+	uint8_t *b = malloc(PS_PORT_MSG_MAX);
+	unsigned int src;
+	int i, fport;
+	ssize_t n;
+
+	for (i = 0; i < rounds; i++) {
+		n = ps_port_recv(p, &src, &fport, b, PS_PORT_MSG_MAX, timeout_ms);
+		if (n < 0 || ps_port_send(p, src, fport, b, n)) {
+			printf("FAIL port-echo port %d round %d: %s\n", port, i,
+			       strerror(errno));
+			return 1;
+		}
+	}
+	CHECK(1, "port-echo port %d: %d messages echoed", port, rounds);
+	ps_port_close(p);
+	free(b);
+	return fails;
+}
+
+/* NPROC children, each on its own port 10+i, all sharing the board. */
+static int port_fork(int nproc, int (*fn)(int i, char **av), char **av)
+{
+	int i, st, bad = 0;
+
+	for (i = 0; i < nproc; i++)
+		if (fork() == 0)
+			exit(!!fn(i, av));
+	for (i = 0; i < nproc; i++)
+		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	CHECK(!bad, "%d processes on ports 10..%d, %d failed", nproc,
+	      10 + nproc - 1, bad);
+	return fails;
+}
+
+static int multi_ping(int i, char **av)
+{
+	return cmd_port_pingpong(arg_node(av[0]), 10 + i, atoi(av[2]),
+				 strtoul(av[3], NULL, 0));
+}
+
+static int multi_echo(int i, char **av)
+{
+	return cmd_port_echo(10 + i, atoi(av[1]), 30000);
+}
+
+static int cmd_port_busy(void)
+{
+	ps_port_t *p = port_open_or_die(7), *q;
+	ps_raw_t *r;
+
+	errno = 0;
+	q = ps_port_open(7);
+	CHECK(!q && errno == EADDRINUSE, "port 7 twice -> %s",
+	      q ? "opened!" : strerror(errno));
+	q = ps_port_open(PS_PORT_ANY);
+	CHECK(q && ps_port_id(q) != 7, "PS_PORT_ANY gives another port (%d)",
+	      q ? ps_port_id(q) : -1);
+	ps_port_close(q);
+	errno = 0;
+	r = ps_raw_open();
+	CHECK(!r && errno == EBUSY, "rawdata while ports are open -> %s",
+	      r ? "opened!" : strerror(errno));
+	ps_port_close(p);
+	p = ps_port_open(7);
+	CHECK(p != NULL, "port 7 opens again after close");
+	ps_port_close(p);
+	r = raw_open_or_die();
+	errno = 0;
+	p = ps_port_open(7);
+	CHECK(!p && errno == EBUSY, "ports while rawdata is open -> %s",
+	      p ? "opened!" : strerror(errno));
+	ps_raw_close(r);
+	return fails;
+}
+
+static int cmd_port_bad(void)
+{
+	static uint8_t b[PS_PORT_MSG_MAX + 1];
+	ps_port_t *p;
+	unsigned int me, from;
+	int fport;
+
+	EXPECT(ps_port_open(PS_PORTS_MAX) ? 0 : -1, EINVAL, "open port 64");
+	EXPECT(ps_port_open(-2) ? 0 : -1, EINVAL, "open port -2");
+	p = port_open_or_die(3);
+	me = ps_port_node(p);
+	EXPECT(ps_port_send(p, ps_port_nodes(p), 3, b, 10), EHOSTUNREACH,
+	       "send to node == nodes");
+	EXPECT(ps_port_send(p, me, PS_PORTS_MAX, b, 10), EINVAL, "send to port 64");
+	EXPECT(ps_port_send(p, me, -1, b, 10), EINVAL, "send to port -1");
+	EXPECT(ps_port_send(p, me, 3, NULL, 10), EINVAL, "send NULL buffer");
+	EXPECT(ps_port_send(p, me, 3, b, PS_PORT_MSG_MAX + 1), EMSGSIZE,
+	       "send 64 KiB + 1");
+	EXPECT(ps_port_recv(p, &from, &fport, b, 10, 0), EAGAIN,
+	       "recv, nothing there, timeout 0");
+	EXPECT(ps_port_recv(p, &from, &fport, b, 10, 30), ETIMEDOUT,
+	       "recv, nothing there, timeout 30 ms");
+	fill(b, 3000, me, 1);
+	EXPECT(ps_port_send(p, me, 3, b, 3000), 0, "send 3000 bytes to my own port");
+	EXPECT(ps_port_recv(p, &from, &fport, b, 100, 2000), EMSGSIZE,
+	       "recv into 100 bytes");
+	memset(b, 0, 3000);
+	CHECK(ps_port_recv(p, &from, &fport, b, sizeof(b), 0) == 3000 &&
+	      from == me && fport == 3 && verify(b, 3000, me, 1),
+	      "the message stayed queued and arrives whole");
+	CHECK(ps_port_dropped(p) == 0, "no packet dropped");
+	ps_port_close(p);
+	return fails;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: pstest hal-pingpong PEER ROUNDS SIZE | hal-echo ROUNDS [MS] |\n"
+		"  raw-pingpong PEER ROUNDS SIZE | raw-echo ROUNDS [MS] |\n"
+		"  raw-exchange PEER SPEC... | raw-send PEER SPEC... | raw-recv SRC... |\n"
+		"  raw-busy | bad      (SPEC: bytes, or rN = N random sizes <= 64 KiB)\n"
+		"  port-pingpong PEER PORT ROUNDS SIZE | port-echo PORT ROUNDS [MS] |\n"
+		"  port-multi PEER NPROC ROUNDS SIZE | port-echo-multi NPROC ROUNDS |\n"
+		"  port-busy | port-bad\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+	int tmo = argc > 3 ? atoi(argv[3]) : 30000;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("PS_HAL_SPIN"))
+		hal_spin = atoi(getenv("PS_HAL_SPIN")) + 1;
+	if (!strcmp(c, "hal-pingpong") && argc == 5)
+		return !!cmd_hal_pingpong(arg_node(argv[2]), atoi(argv[3]),
+					  strtoul(argv[4], NULL, 0));
+	if (!strcmp(c, "hal-echo") && argc >= 3)
+		return !!cmd_hal_echo(atoi(argv[2]), tmo);
+	if (!strcmp(c, "raw-pingpong") && argc == 5)
+		return !!cmd_raw_pingpong(arg_node(argv[2]), atoi(argv[3]),
+					  strtoul(argv[4], NULL, 0));
+	if (!strcmp(c, "raw-echo") && argc >= 3)
+		return !!cmd_raw_echo(atoi(argv[2]), tmo);
+	if (!strcmp(c, "raw-exchange") && argc >= 4)
+		return !!cmd_raw_stream(argv + 2, argc - 2, 1, 1);
+	if (!strcmp(c, "raw-send") && argc >= 4)
+		return !!cmd_raw_stream(argv + 2, argc - 2, 1, 0);
+	if (!strcmp(c, "raw-recv") && argc >= 3)
+		return !!cmd_raw_recv(argv + 2, argc - 2);
+	if (!strcmp(c, "raw-busy"))
+		return !!cmd_raw_busy();
+	if (!strcmp(c, "bad"))
+		return !!cmd_bad();
+	if (!strcmp(c, "port-pingpong") && argc == 6)
+		return !!cmd_port_pingpong(arg_node(argv[2]), atoi(argv[3]),
+					   atoi(argv[4]),
+					   strtoul(argv[5], NULL, 0));
+	if (!strcmp(c, "port-echo") && argc >= 4)
+		return !!cmd_port_echo(atoi(argv[2]), atoi(argv[3]),
+				       argc > 4 ? atoi(argv[4]) : 30000);
+	if (!strcmp(c, "port-multi") && argc == 6)
+		return !!port_fork(atoi(argv[3]), multi_ping, argv + 2);
+	if (!strcmp(c, "port-echo-multi") && argc == 4)
+		return !!port_fork(atoi(argv[2]), multi_echo, argv + 2);
+	if (!strcmp(c, "port-busy"))
+		return !!cmd_port_busy();
+	if (!strcmp(c, "port-bad"))
+		return !!cmd_port_bad();
+	usage();
+	return 2;
+}
