@@ -29,3 +29,31 @@ retry() {
 	done
 	return 1
 }
+
+vc() { "$VCLUSTER" "$@"; }
+
+# cluster_test PREFIX MODE: a test script's set-up.  Sets $mode (direct or
+# libvirt), $name (PREFIX-MODE), $flags and a scratch dir $tmp; on exit the
+# cluster is taken down and $tmp removed.
+cluster_test() {
+	mode=${2:-direct}
+	name=$1-$mode
+	flags=""
+	[ "$mode" = libvirt ] && flags="--libvirt"
+	tmp=$(mktemp -d)
+	trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+}
+
+# boot_cluster WHAT UP-ARGS...: boot cluster $name under TCG; one check
+# "MODE: WHAT boots".  A script whose cluster does not boot ends there.
+boot_cluster() {
+	_lib_what=$1; shift
+	vc down --name "$name" >/dev/null 2>&1
+	# shellcheck disable=SC2086 # $flags is empty or one word
+	if ! vc up --name "$name" --accel tcg $flags "$@" > "$tmp/up.log" 2>&1; then
+		fail "$mode: $_lib_what boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
+		exit 0
+	fi
+	pass "$mode: $_lib_what boots"
+	export VCLUSTER_NAME=$name
+}

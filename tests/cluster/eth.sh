@@ -2,26 +2,10 @@
 # Cluster tests on 3 VMs over the eth fabric: tests/cluster/eth.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
-mode=${1:-direct}
-name=t-eth-$mode
-flags=""
-[ "$mode" = libvirt ] && flags="--libvirt"
-vc() { "$VCLUSTER" "$@"; }
-tmp=$(mktemp -d)
-cleanup() {
-	vc down --name "$name" >/dev/null 2>&1
-	vc down --name t-eth-second >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-vc down --name "$name" >/dev/null 2>&1
-if ! vc up -n 3 --name "$name" --accel tcg $flags > "$tmp/up.log" 2>&1; then
-	fail "$mode: 3-node cluster boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
-	exit 0
-fi
-pass "$mode: 3-node cluster boots"
-export VCLUSTER_NAME=$name
+cluster_test t-eth "${1:-direct}"
+# The second cluster of the test below goes too.
+trap 'vc down --name "$name" >/dev/null 2>&1; vc down --name t-eth-second >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+boot_cluster "3-node cluster" -n 3
 
 # Every node answers and status says so.
 check "$mode: status shows 3 answering nodes" \

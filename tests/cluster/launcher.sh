@@ -2,13 +2,7 @@
 # vcluster's handling of bad input and failed boots: tests/cluster/launcher.sh MODE
 set -u
 . "$(dirname "$0")/../lib.sh"
-mode=${1:-direct}
-name=t-fail-$mode
-flags=""
-[ "$mode" = libvirt ] && flags="--libvirt"
-vc() { "$VCLUSTER" "$@"; }
-tmp=$(mktemp -d)
-trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+cluster_test t-fail "${1:-direct}"
 
 # usage_error NAME EXPECTED-TEXT ARGS...: exit 2 and a message naming the problem.
 usage_error() {

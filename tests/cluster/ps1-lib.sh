@@ -4,22 +4,8 @@
 # tests/cluster/ps1-lib.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
-mode=${1:-direct}
-name=t-pslib-$mode
-flags=""
-[ "$mode" = libvirt ] && flags="--libvirt"
-vc() { "$VCLUSTER" "$@"; }
-tmp=$(mktemp -d)
-trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
-
-vc down --name "$name" >/dev/null 2>&1
-if ! vc up -n 4 --fabric ps1 --topology torus:2x2 --name "$name" --accel tcg $flags \
-	> "$tmp/up.log" 2>&1; then
-	fail "$mode: ps1 2x2 torus boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
-	exit 0
-fi
-pass "$mode: ps1 2x2 torus boots"
-export VCLUSTER_NAME=$name
+cluster_test t-pslib "${1:-direct}"
+boot_cluster "ps1 2x2 torus" -n 4 --fabric ps1 --topology torus:2x2
 
 # A background server on node $1 (its output in /tmp/$2.log), then the
 # client on node $3; both must report only "ok".

@@ -3,22 +3,8 @@
 # tests/cluster/ps1.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
-mode=${1:-direct}
-name=t-ps1-$mode
-flags=""
-[ "$mode" = libvirt ] && flags="--libvirt"
-vc() { "$VCLUSTER" "$@"; }
-tmp=$(mktemp -d)
-trap 'vc down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
-
-vc down --name "$name" >/dev/null 2>&1
-if ! vc up -n 4 --fabric ps1 --topology torus:2x2 --name "$name" --accel tcg $flags \
-	> "$tmp/up.log" 2>&1; then
-	fail "$mode: ps1 2x2 torus boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
-	exit 0
-fi
-pass "$mode: ps1 2x2 torus boots"
-export VCLUSTER_NAME=$name
+cluster_test t-ps1 "${1:-direct}"
+boot_cluster "ps1 2x2 torus" -n 4 --fabric ps1 --topology torus:2x2
 
 out=$(vc exec all -- 'cat /sys/bus/pci/drivers/ps1/0000:*/state /sys/bus/pci/drivers/ps1/0000:*/topology' | sort | tr '\n' ' ')
 case $out in
