@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: boot a 4-node cluster (eth LAN plus ParaStation boards on a 2x2
-# torus), show it, run a ping matrix, a TCP throughput test, a ParaStation
-# versus TCP ping-pong table, then shut it down.
+# torus), show it, run a ping matrix, a TCP throughput test, the pairwise
+# exchange over the ParaStation library's layers versus TCP, then shut down.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 vc="$top/build/bin/vcluster"
@@ -38,19 +38,28 @@ sleep 1
 "$vc" exec 0 -- tcpbench client node1 --stream -s 67108864
 "$vc" exec 0 -- tcpbench client node1 --pingpong -s 8 -n 1000 || true
 echo
-echo "== ping-pong node0 <-> node3, half round trip in us (ParaStation: 2 hops on the torus)"
-"$vc" exec -d 3 -- 'ps1test echo 400 60000 > /dev/null 2>&1' >/dev/null
-printf '%-8s %-12s %-12s %s\n' bytes parastation tcp ratio
-for words in 1 16 64 127; do
-	bytes=$((4 * words))
-	ps=$("$vc" exec 0 -- ps1test ping 3 100 $words |
-		sed -n 's/.*half round trip \([0-9.]*\) us.*/\1/p')
-	tcp=$("$vc" exec 0 -- tcpbench client node3 --pingpong -s $bytes -n 100 2>/dev/null |
+echo "== pairwise exchange node0 <-> node3 (2 hops on the torus): half round trip in us"
+lat() { sed -n 's/.*half round trip \([0-9.]*\) us.*/\1/p'; }
+# echo_on SERVER-ARGS: a pstest echo server on node3.
+echo_on() { "$vc" exec -d 3 -- "pstest $* > /dev/null 2>&1" > /dev/null; }
+printf '%-8s %-10s %-10s %-10s %-10s %s\n' bytes hal rawdata ports tcp ports/tcp
+for size in 8 64 508 4096; do
+	hal=-
+	if [ "$size" -le 508 ]; then
+		echo_on hal-echo 50
+		hal=$("$vc" exec 0 -- pstest hal-pingpong 3 50 $size | lat)
+	fi
+	echo_on raw-echo 50
+	raw=$("$vc" exec 0 -- pstest raw-pingpong 3 50 $size | lat)
+	echo_on port-echo 7 50
+	ports=$("$vc" exec 0 -- pstest port-pingpong 3 7 50 $size | lat)
+	tcp=$("$vc" exec 0 -- tcpbench client node3 --pingpong -s $size -n 50 2>/dev/null |
 		sed -n 's/.*latency_us=\([0-9.]*\).*/\1/p')
-	ratio=$(echo "$ps $tcp" | awk '$1 > 0 && $2 > 0 { printf "%.2f", $1 / $2 }')
-	printf '%-8s %-12s %-12s %s\n' "$bytes" "${ps:-FAIL}" "${tcp:-FAIL}" "${ratio:--}"
+	ratio=$(echo "$ports $tcp" | awk '$1 > 0 && $2 > 0 { printf "%.2f", $1 / $2 }')
+	printf '%-8s %-10s %-10s %-10s %-10s %s\n' "$size" "${hal:-FAIL}" "${raw:-FAIL}" \
+		"${ports:-FAIL}" "${tcp:-FAIL}" "${ratio:--}"
 done
-echo "(under TCG both sides are emulated; the ParaStation library's own benchmarks come with make bench-ps1)"
+echo "(under TCG both sides are emulated; make bench-ps1 measures every size and the barrier)"
 
 echo
 echo "== fabric counters"
