@@ -20,6 +20,10 @@ if [ "$mode" = direct ]; then
 	usage_error "up -n 0 is rejected" "1 to 64 nodes" up -n 0
 	usage_error "unknown fabric kind is rejected" "fabric kind" up --fabric nosuch
 	usage_error "bad --accel is rejected" "use auto, tcg or kvm" up --accel foo --name "$name"
+	usage_error "a torus that does not fit -n is rejected" "W\*H = 4 nodes" \
+		up -n 4 --fabric ps1 --topology torus:3x3
+	usage_error "a malformed topology is rejected" "use ring or torus" \
+		up -n 4 --fabric ps1 --topology mesh
 	usage_error "bad cluster name is rejected" "bad cluster name" up --name 'a/b'
 	usage_error "unknown command is rejected" "unknown command" frobnicate
 	usage_error "exec without -- is rejected" "usage" exec 0 ls
