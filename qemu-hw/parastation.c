@@ -21,55 +21,16 @@
 #include "qom/object.h"
 #include <zlib.h>
 #include "fabric-link.h"
+/* The register interface, shared with the driver and user space. */
+#include "../guest-driver/ps1/ps1_regs.h"
 
 #define TYPE_PARASTATION "parastation"
 OBJECT_DECLARE_SIMPLE_TYPE(ParaStationState, PARASTATION)
 
-#define PS_DEVICE_ID        0x5053
-#define PS_ID_VALUE         0x50530001
-#define PS_FIFO_WORDS       256             /* 1 KiB */
+#define PS_FIFO_WORDS       (PS1_FIFO_BYTES / 4)
 #define PS_HALF_WORDS       (PS_FIFO_WORDS / 2)
 #define PS_MAX_DATA_WORDS   FABRIC_PS1_MAX_WORDS    /* 508 bytes */
 #define PS_MAX_PKT_WORDS    (1 + PS_MAX_DATA_WORDS)
-#define PS_BARRIER_LINES    0xf
-
-enum {
-    REG_ID = 0x00, REG_SREG = 0x04, REG_CREG = 0x08, REG_ISR = 0x0c,
-    REG_NODE = 0x10, REG_FABRIC = 0x14, REG_RT_INDEX = 0x18,
-    REG_RT_ENTRY = 0x1c, REG_NREG = 0x20, REG_RX_HEAD = 0x24,
-    REG_TX_FREE = 0x28, REG_RX_USED = 0x2c, REG_BARRIER = 0x30,
-    REG_BARRIER_MASK = 0x34, REG_RT_COMMIT = 0x38, REG_PKT_STATE = 0x3c,
-    REG_CNT_TX = 0x40, REG_CNT_RX = 0x44, REG_CNT_PARITY = 0x48,
-    REG_CNT_BARRIERS = 0x4c,
-};
-
-/* SREG */
-#define SREG_TX_EMPTY       BIT(0)
-#define SREG_TX_HALF        BIT(1)
-#define SREG_TX_FULL        BIT(2)
-#define SREG_RX_EMPTY       BIT(3)
-#define SREG_RX_HALF        BIT(4)
-#define SREG_RX_FULL        BIT(5)
-#define SREG_PKT_READY      BIT(6)
-#define SREG_LINK           BIT(7)
-#define SREG_ERR_PARITY     BIT(16)
-#define SREG_ERR_TX_HEADER  BIT(17)
-#define SREG_ERR_TX_OVERFLOW BIT(18)
-#define SREG_ERR_RX_UNDERFLOW BIT(19)
-#define SREG_ERR_LINK       BIT(20)
-#define SREG_ERR_CONFIG     BIT(21)
-
-/* CREG */
-#define CREG_IE_MASK        0xf
-#define CREG_CLEAR_ERR      BIT(8)
-#define CREG_RESET          BIT(31)
-
-/* ISR */
-#define ISR_PKT             BIT(0)
-#define ISR_ERR             BIT(1)
-#define ISR_BARRIER         BIT(2)
-#define ISR_TX              BIT(3)
-
 
 typedef struct PsFifo {
     uint32_t word[PS_FIFO_WORDS];
@@ -145,7 +106,7 @@ static void fifo_clear(PsFifo *f)
 static void ps_update_irq(ParaStationState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint32_t pending = s->isr & s->creg & CREG_IE_MASK;
+    uint32_t pending = s->isr & s->creg & PS1_CREG_IE_MASK;
 
     if (msi_enabled(pdev)) {
         if (pending & ~s->irq_pending) {
@@ -166,7 +127,7 @@ static void ps_raise(ParaStationState *s, uint32_t isr_bits)
 static void ps_error(ParaStationState *s, uint32_t err)
 {
     s->errors |= err;
-    ps_raise(s, ISR_ERR);
+    ps_raise(s, PS1_ISR_ERR);
 }
 
 /* Two parity bits per 16-bit half: even parity of each byte. */
@@ -184,16 +145,16 @@ static uint32_t ps_sreg(ParaStationState *s)
 {
     uint32_t v = s->errors;
 
-    v |= s->tx.count == 0 ? SREG_TX_EMPTY : 0;
-    v |= s->tx.count >= PS_HALF_WORDS ? SREG_TX_HALF : 0;
-    v |= PS_FIFO_WORDS - s->tx.count < PS_MAX_PKT_WORDS ? SREG_TX_FULL : 0;
-    v |= s->rx.count == 0 ? SREG_RX_EMPTY : 0;
-    v |= s->rx.count >= PS_HALF_WORDS ? SREG_RX_HALF : 0;
-    v |= s->rx.count == PS_FIFO_WORDS ? SREG_RX_FULL : 0;
-    v |= s->ready.count ? SREG_PKT_READY : 0;
-    v |= s->link_up ? SREG_LINK : 0;
-    v |= (uint32_t)s->bar_wait << 8;
-    v |= (uint32_t)s->bar_done << 12;
+    v |= s->tx.count == 0 ? PS1_SREG_TX_EMPTY : 0;
+    v |= s->tx.count >= PS_HALF_WORDS ? PS1_SREG_TX_HALF : 0;
+    v |= PS_FIFO_WORDS - s->tx.count < PS_MAX_PKT_WORDS ? PS1_SREG_TX_FULL : 0;
+    v |= s->rx.count == 0 ? PS1_SREG_RX_EMPTY : 0;
+    v |= s->rx.count >= PS_HALF_WORDS ? PS1_SREG_RX_HALF : 0;
+    v |= s->rx.count == PS_FIFO_WORDS ? PS1_SREG_RX_FULL : 0;
+    v |= s->ready.count ? PS1_SREG_PKT_READY : 0;
+    v |= s->link_up ? PS1_SREG_LINK : 0;
+    v |= (uint32_t)s->bar_wait << PS1_SREG_BAR_WAIT_SHIFT;
+    v |= (uint32_t)s->bar_done << PS1_SREG_BAR_DONE_SHIFT;
     return v;
 }
 
@@ -247,7 +208,7 @@ static void ps_tx_pump(ParaStationState *s)
         s->tx_credit--;
         s->cnt_tx++;
         if (was_half && s->tx.count < PS_HALF_WORDS) {
-            ps_raise(s, ISR_TX);
+            ps_raise(s, PS1_ISR_TX);
         }
     }
 }
@@ -262,7 +223,7 @@ static void ps_tx_flush(ParaStationState *s)
 static void ps_nreg_write(ParaStationState *s, uint32_t w)
 {
     if (s->tx.count == PS_FIFO_WORDS) {
-        ps_error(s, SREG_ERR_TX_OVERFLOW);
+        ps_error(s, PS1_SREG_ERR_TX_OVERFLOW);
         return;
     }
     if (s->tx_words_left == 0) {
@@ -274,7 +235,7 @@ static void ps_nreg_write(ParaStationState *s, uint32_t w)
             qemu_log_mask(LOG_GUEST_ERROR, "parastation: bad TX header "
                           "0x%08x\n", w);
             ps_tx_flush(s);
-            ps_error(s, SREG_ERR_TX_HEADER);
+            ps_error(s, PS1_SREG_ERR_TX_HEADER);
             return;
         }
         fifo_push(&s->tx, w);
@@ -293,7 +254,7 @@ static uint32_t ps_nreg_read(ParaStationState *s)
     uint32_t w;
 
     if (s->rx.count == 0) {
-        ps_error(s, SREG_ERR_RX_UNDERFLOW);
+        ps_error(s, PS1_SREG_ERR_RX_UNDERFLOW);
         return 0;
     }
     w = fifo_pop(&s->rx);
@@ -338,7 +299,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
     if (bad) {
         /* Never delivered: the error is reported and the space returned. */
         s->cnt_parity++;
-        ps_error(s, SREG_ERR_PARITY);
+        ps_error(s, PS1_SREG_ERR_PARITY);
         ps_send_credit(s, FABRIC_PS1_PKT_BYTES(count));
         return;
     }
@@ -351,7 +312,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
     }
     fifo_push(&s->ready, header);
     s->cnt_rx++;
-    ps_raise(s, ISR_PKT);
+    ps_raise(s, PS1_ISR_PKT);
 }
 
 static void ps_rx_control(ParaStationState *s, const uint8_t *p, uint32_t len)
@@ -368,7 +329,7 @@ static void ps_rx_control(ParaStationState *s, const uint8_t *p, uint32_t len)
 
         warn_report("parastation: fabric rejected node %u: %s", s->node,
                     why);
-        ps_error(s, SREG_ERR_CONFIG);
+        ps_error(s, PS1_SREG_ERR_CONFIG);
     }
 }
 
@@ -394,7 +355,7 @@ static void ps_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
             s->bar_done |= lines;
             s->cnt_barriers += ctpop8(lines);
             if (lines) {
-                ps_raise(s, ISR_BARRIER);
+                ps_raise(s, PS1_ISR_BARRIER);
             }
         }
         break;
@@ -414,7 +375,7 @@ static void ps_link_event(void *opaque, bool up)
     if (up) {
         ps_send_hello(s);
     } else {
-        ps_error(s, SREG_ERR_LINK);
+        ps_error(s, PS1_SREG_ERR_LINK);
     }
 }
 
@@ -463,44 +424,44 @@ static uint64_t ps_read(void *opaque, hwaddr addr, unsigned size)
     ParaStationState *s = opaque;
 
     switch (addr) {
-    case REG_ID:
-        return PS_ID_VALUE;
-    case REG_SREG:
+    case PS1_REG_ID:
+        return PS1_ID_VALUE;
+    case PS1_REG_SREG:
         return ps_sreg(s);
-    case REG_CREG:
+    case PS1_REG_CREG:
         return s->creg;
-    case REG_ISR:
+    case PS1_REG_ISR:
         return s->isr;
-    case REG_NODE:
+    case PS1_REG_NODE:
         return s->node;
-    case REG_FABRIC:
+    case PS1_REG_FABRIC:
         return s->nodes | (uint32_t)s->width << 16 |
                (uint32_t)s->height << 24;
-    case REG_RT_INDEX:
+    case PS1_REG_RT_INDEX:
         return s->rt_index;
-    case REG_RT_ENTRY:
+    case PS1_REG_RT_ENTRY:
         return s->rt[s->rt_index];
-    case REG_NREG:
+    case PS1_REG_NREG:
         return ps_nreg_read(s);
-    case REG_RX_HEAD:
+    case PS1_REG_RX_HEAD:
         return fifo_peek(&s->ready);
-    case REG_TX_FREE:
+    case PS1_REG_TX_FREE:
         return 4 * (PS_FIFO_WORDS - s->tx.count);
-    case REG_RX_USED:
+    case PS1_REG_RX_USED:
         return 4 * s->rx.count;
-    case REG_BARRIER:
-        return s->bar_wait | (uint32_t)s->bar_done << 8;
-    case REG_BARRIER_MASK:
+    case PS1_REG_BARRIER:
+        return s->bar_wait | (uint32_t)s->bar_done << PS1_BARRIER_DONE_SHIFT;
+    case PS1_REG_BARRIER_MASK:
         return s->bar_mask;
-    case REG_PKT_STATE:
+    case PS1_REG_PKT_STATE:
         return s->tx_words_left | s->rx_words_left << 16;
-    case REG_CNT_TX:
+    case PS1_REG_CNT_TX_PKTS:
         return s->cnt_tx;
-    case REG_CNT_RX:
+    case PS1_REG_CNT_RX_PKTS:
         return s->cnt_rx;
-    case REG_CNT_PARITY:
+    case PS1_REG_CNT_PARITY:
         return s->cnt_parity;
-    case REG_CNT_BARRIERS:
+    case PS1_REG_CNT_BARRIERS:
         return s->cnt_barriers;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "parastation: read of unknown "
@@ -515,48 +476,48 @@ static void ps_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     uint32_t v = val;
 
     switch (addr) {
-    case REG_CREG:
-        if (v & CREG_RESET) {
+    case PS1_REG_CREG:
+        if (v & PS1_CREG_RESET) {
             ps_board_reset(s);
             return;
         }
-        if (v & CREG_CLEAR_ERR) {
+        if (v & PS1_CREG_CLEAR_ERR) {
             s->errors = 0;
         }
-        s->creg = v & CREG_IE_MASK;
+        s->creg = v & PS1_CREG_IE_MASK;
         ps_update_irq(s);
         break;
-    case REG_ISR:
+    case PS1_REG_ISR:
         s->isr &= ~v;
         ps_update_irq(s);
         break;
-    case REG_NODE:
+    case PS1_REG_NODE:
         s->node = v & 0xffff;
         break;
-    case REG_RT_INDEX:
+    case PS1_REG_RT_INDEX:
         s->rt_index = v % FABRIC_MAX_NODES;
         break;
-    case REG_RT_ENTRY:
+    case PS1_REG_RT_ENTRY:
         s->rt[s->rt_index] = v & 3;
         break;
-    case REG_NREG:
+    case PS1_REG_NREG:
         ps_nreg_write(s, v);
         break;
-    case REG_BARRIER: {
+    case PS1_REG_BARRIER: {
         uint8_t arrive = v & s->bar_mask & ~s->bar_wait;
 
-        s->bar_done &= ~((v >> 8) & PS_BARRIER_LINES);
+        s->bar_done &= ~((v & PS1_BARRIER_DONE_MASK) >> PS1_BARRIER_DONE_SHIFT);
         if (arrive) {
             s->bar_wait |= arrive;
             ps_send_barrier(s, FABRIC_PS1_BARRIER_ARRIVE, arrive);
         }
         break;
     }
-    case REG_BARRIER_MASK:
-        s->bar_mask = v & PS_BARRIER_LINES;
+    case PS1_REG_BARRIER_MASK:
+        s->bar_mask = v & PS1_BARRIER_WAIT_MASK;
         ps_send_barrier(s, FABRIC_PS1_BARRIER_MASK, s->bar_mask);
         break;
-    case REG_RT_COMMIT:
+    case PS1_REG_RT_COMMIT:
         if (v & 1) {
             if (s->link.connected && s->node != s->link.node) {
                 ps_send_hello(s);
@@ -649,7 +610,7 @@ static void ps_class_init(ObjectClass *klass, void *data)
     k->realize = ps_realize;
     k->exit = ps_exit;
     k->vendor_id = PCI_VENDOR_ID_QEMU;
-    k->device_id = PS_DEVICE_ID;
+    k->device_id = PS1_PCI_DEVICE;
     k->revision = 1;
     k->class_id = PCI_CLASS_NETWORK_OTHER;
     dc->desc = "ParaStation cluster interconnect board";
