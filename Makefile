@@ -4,6 +4,7 @@
 #   make check   all tests, ending with "N passed, N failed"
 #   make demo    deps, build, boot a 4-node cluster, run the demo, shut down
 #   make bench-platform   boot and exec timings -> build/bench/platform.tsv
+#   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
 
 B := build
 CC := gcc
@@ -18,7 +19,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 clean distclean
 
 all: qemu tools image
 
@@ -147,10 +148,13 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform
+bench: bench-platform bench-ps1
 
 bench-platform: all
 	@./tests/bench/platform.sh
+
+bench-ps1: all
+	@./tests/bench/ps1.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

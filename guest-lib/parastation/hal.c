@@ -143,3 +143,29 @@ void *ps_hal_shared(ps_hal_t *h, size_t *size)
 {
 	return h->ops->shared(h, size);
 }
+
+int ps_hal_barrier_join(ps_hal_t *h, unsigned int line, int join)
+{
+	if (!h->ops->barrier_join) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (line >= PS_HAL_BARRIER_LINES) {
+		errno = EINVAL;
+		return -1;
+	}
+	return h->ops->barrier_join(h, line, join);
+}
+
+int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
+{
+	if (!h->ops->barrier) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (line >= PS_HAL_BARRIER_LINES) {
+		errno = EINVAL;
+		return -1;
+	}
+	return h->ops->barrier(h, line, timeout_ms);
+}

@@ -22,6 +22,8 @@
 #include "ps1_regs.h"
 #include "ps_hal.h"
 
+#define PS1_BARRIER_SPIN	200	/* default SREG polls before sleeping */
+
 struct ps1 {
 	int fd;
 	volatile uint32_t *regs;
@@ -32,6 +34,8 @@ struct ps1 {
 	unsigned int rx_src;
 	size_t rx_len;
 	int rx_peeked;		/* header popped, no body read yet */
+	uint32_t bar_lines;	/* sync lines this handle joined */
+	int bar_spin;		/* SREG polls before sleeping in a barrier */
 };
 
 #define P(h) ((struct ps1 *)(h)->priv)
@@ -106,6 +110,8 @@ static int ps1_open(ps_hal_t *h, int flags)
 	}
 	p->pool = m;
 	p->pool_size = info.pool_size;
+	p->bar_spin = getenv("PS_HAL_BARRIER_SPIN") ?
+		      atoi(getenv("PS_HAL_BARRIER_SPIN")) : PS1_BARRIER_SPIN;
 	h->priv = p;
 	h->node = info.node;
 	h->nodes = info.nodes;
@@ -126,6 +132,13 @@ static void ps1_close(ps_hal_t *h)
 	 * reset the board under them. */
 	for (i = 0; i < 2000 && !(rd(p, PS1_REG_SREG) & PS1_SREG_TX_EMPTY); i++)
 		nanosleep(&ms, NULL);
+	/* Leave the sync lines we joined, and acknowledge their completions:
+	 * an unacknowledged barrier would make the driver reset the board. */
+	if (p->bar_lines) {
+		wr(p, PS1_REG_BARRIER_MASK,
+		   rd(p, PS1_REG_BARRIER_MASK) & ~p->bar_lines);
+		wr(p, PS1_REG_BARRIER, p->bar_lines << PS1_BARRIER_DONE_SHIFT);
+	}
 	ps1_unmap(p);
 }
 
@@ -288,6 +301,68 @@ static void *ps1_shared(ps_hal_t *h, size_t *size)
 	return P(h)->pool;
 }
 
+/* ---- hardware barrier: BARRIER / BARRIER_MASK, the driver's wait ---- */
+
+static int ps1_barrier_join(ps_hal_t *h, unsigned int line, int join)
+{
+	struct ps1 *p = P(h);
+	uint32_t bit = 1u << line, mask = rd(p, PS1_REG_BARRIER_MASK);
+
+	mask &= PS1_BARRIER_WAIT_MASK;
+	if (join) {
+		p->bar_lines |= bit;
+		mask |= bit;
+	} else {
+		p->bar_lines &= ~bit;
+		mask &= ~bit;
+	}
+	wr(p, PS1_REG_BARRIER_MASK, mask);
+	return 0;
+}
+
+static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
+{
+	struct ps1 *p = P(h);
+	uint32_t bit = 1u << line, done = bit << PS1_SREG_BAR_DONE_SHIFT;
+	struct ps1_wait w = { 0 };
+	struct timespec t;
+	double deadline = 0, left;
+	int i;
+
+	if (!(p->bar_lines & bit) ||
+	    !(rd(p, PS1_REG_BARRIER_MASK) & bit))
+		ps1_barrier_join(h, line, 1);
+	wr(p, PS1_REG_BARRIER, bit);	/* arrive */
+	for (i = 0; i < p->bar_spin; i++)
+		if (rd(p, PS1_REG_SREG) & done)
+			goto ack;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		deadline = t.tv_sec * 1e3 + t.tv_nsec / 1e6 + timeout_ms;
+	}
+	while (!(rd(p, PS1_REG_SREG) & done)) {
+		/* BAR_DONE of another line wakes us too: loop until ours */
+		w.events = PS1_EV_BARRIER;
+		w.revents = 0;
+		if (timeout_ms < 0) {
+			w.timeout_ms = PS1_WAIT_FOREVER;
+		} else {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			left = deadline - (t.tv_sec * 1e3 + t.tv_nsec / 1e6);
+			if (left <= 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			w.timeout_ms = (uint32_t)left + 1;
+		}
+		if (ioctl(p->fd, PS1_IOC_WAIT, &w) && errno != ETIMEDOUT)
+			return -1;
+	}
+ack:
+	wr(p, PS1_REG_BARRIER, bit << PS1_BARRIER_DONE_SHIFT);
+	return 0;
+}
+
 const struct ps_hal_ops ps_hal_ps1_ops = {
 	.name = "ps1",
 	.open = ps1_open,
@@ -298,4 +373,6 @@ const struct ps_hal_ops ps_hal_ps1_ops = {
 	.status = ps1_status,
 	.wait = ps1_wait,
 	.shared = ps1_shared,
+	.barrier_join = ps1_barrier_join,
+	.barrier = ps1_barrier,
 };

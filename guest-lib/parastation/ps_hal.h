@@ -31,7 +31,7 @@
 
 typedef struct ps_hal ps_hal_t;
 
-/* One backend per NIC; every member must be set. */
+/* One backend per NIC; every member must be set but the barrier ones. */
 struct ps_hal_ops {
 	const char *name;
 	int (*open)(ps_hal_t *h, int flags);	/* map the NIC, fill node/nodes */
@@ -43,6 +43,9 @@ struct ps_hal_ops {
 	int (*status)(ps_hal_t *h);
 	int (*wait)(ps_hal_t *h, int events, int timeout_ms);
 	void *(*shared)(ps_hal_t *h, size_t *size);
+	/* optional (NULL: ENOTSUP): hardware barrier, see ps_hal_barrier() */
+	int (*barrier_join)(ps_hal_t *h, unsigned int line, int join);
+	int (*barrier)(ps_hal_t *h, unsigned int line, int timeout_ms);
 };
 
 /* The handle; backends keep their own state behind priv. */
@@ -108,6 +111,27 @@ int ps_hal_wait(ps_hal_t *h, int events, int timeout_ms);
  * layer keeps its queues and locks there).  Zeroed when the last user goes.
  */
 void *ps_hal_shared(ps_hal_t *h, size_t *size);
+
+/*
+ * Hardware barrier (paper section 5, Table 3).  PS_HAL_BARRIER_LINES sync
+ * lines; a line completes when every node that has joined it has arrived.
+ *
+ * ps_hal_barrier_join(h, line, 1) makes this node take part in line (0 to
+ * leave it).  A line counts only the nodes that have joined it when the
+ * last one arrives, so the caller must make sure that all nodes have
+ * joined before the first barrier (e.g. a message rendezvous, as pstest
+ * barrier-loop does).  ps_hal_close() leaves all lines.
+ *
+ * ps_hal_barrier(h, line, timeout_ms) arrives at line (joining it first if
+ * needed), waits until the line completes (-1: forever; a short poll, then
+ * the driver's sleep) and acknowledges the completion.  Returns 0.
+ * Errors: EINVAL (line >= PS_HAL_BARRIER_LINES), ETIMEDOUT (this node
+ * stays arrived: the next completion of the line ends it), EINTR, ENODEV,
+ * ENOTSUP (the backend has no hardware barrier).
+ */
+#define PS_HAL_BARRIER_LINES	4
+int ps_hal_barrier_join(ps_hal_t *h, unsigned int line, int join);
+int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms);
 
 /* Backends, for hal.c's table. */
 extern const struct ps_hal_ops ps_hal_ps1_ops;

@@ -5,6 +5,7 @@
  *   tcpbench client HOST [-p PORT] [-r SECS] [-T SECS]
  *            (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]
  *            | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP])
+ *   tcpbench barrier --nodes N --rank R [--count C] [-p PORT] [-r SECS] [-T SECS]
  *
  * Output (client, one line on stdout):
  *   stream bytes=<n> seconds=<t> MBps=<x>
@@ -13,6 +14,11 @@
  *   pingpong size=<s> rounds=<n> latency_us=<mean> min_us=<min> max_us=<max>
  *       latencies are half round trips, over the n timed rounds (warm-up
  *       rounds excluded); every echo is compared with what was sent.
+ *   barrier nodes=<n> rank=<r> count=<c> mean_us=<mean>
+ *       a dissemination barrier among hosts node0..node<n-1>: in round k
+ *       rank r sends one byte to rank r+2^k and waits for one from rank
+ *       r-2^k (mod n), ceil(log2 n) rounds; every rank listens on PORT and
+ *       connects to its round partners (retrying for -r SECS, default 60).
  *
  * Sizes accept k/m/g suffixes (powers of 1024). Exit status: 0 success,
  * 1 runtime error (connect failure, short read, timeout, data mismatch),
@@ -42,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -106,8 +113,13 @@ static void usage(FILE *f)
         "  -p, --port PORT     server port (default " DEFAULT_PORT ")\n"
         "  -r, --retry SECS    keep retrying the connection for SECS (default 0)\n"
         "  -T, --timeout SECS  per-operation I/O timeout, 0 = none (default %d)\n"
+        "       %s barrier --nodes N --rank R [--count C] [-p PORT] [-r SECS] [-T SECS]\n"
+        "  dissemination barrier among hosts node0..nodeN-1 (run one per node): prints\n"
+        "                        barrier nodes=N rank=R count=C mean_us=X\n"
+        "    --count C         timed barriers (default 1000; 5 untimed first)\n"
+        "    -r, --retry SECS  connect retries and accept wait (default 60)\n"
         "Sizes take k, m, g suffixes (x1024). HOST is a name (/etc/hosts) or address.\n",
-        prog, prog, DEF_TIMEOUT, DEF_ROUNDS, DEF_WARMUP, DEF_TIMEOUT);
+        prog, prog, DEF_TIMEOUT, DEF_ROUNDS, DEF_WARMUP, DEF_TIMEOUT, prog);
 }
 
 static int bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -812,6 +824,162 @@ static int run_client(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------ barrier */
+
+#define BAR_MAGIC 0x54424152u /* "TBAR" */
+#define BAR_MAX_NODES 1024
+#define BAR_MAX_ROUNDS 10
+
+static int run_barrier(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "nodes", required_argument, NULL, 'N' },
+        { "rank", required_argument, NULL, 'R' },
+        { "count", required_argument, NULL, 'c' },
+        { "port", required_argument, NULL, 'p' },
+        { "retry", required_argument, NULL, 'r' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *port = DEFAULT_PORT;
+    unsigned long long nodes = 0, rank = ULLONG_MAX, count = DEF_ROUNDS, v;
+    int c, retry = 60, timeout = DEF_TIMEOUT, lfd, rounds = 0, k, ret = 1;
+    int out[BAR_MAX_ROUNDS], in[BAR_MAX_ROUNDS];
+    unsigned char hello[12], b = 0;
+    char host[32], who[48];
+    double t0, t1;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "N:R:c:n:p:r:T:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'N':
+            if (!parse_size(optarg, &nodes) || nodes < 2 || nodes > BAR_MAX_NODES)
+                return bad_args("bad node count '%s' (2..%d)", optarg, BAR_MAX_NODES);
+            break;
+        case 'R':
+            if (!parse_size(optarg, &rank))
+                return bad_args("bad rank '%s'", optarg);
+            break;
+        case 'c':
+        case 'n':
+            if (!parse_size(optarg, &count) || count == 0)
+                return bad_args("bad barrier count '%s'", optarg);
+            break;
+        case 'p':
+            if (!parse_port(optarg, &port))
+                return bad_args("bad port '%s'", optarg);
+            break;
+        case 'r':
+            if (!parse_secs(optarg, &retry))
+                return bad_args("bad retry time '%s'", optarg);
+            break;
+        case 'T':
+            if (!parse_secs(optarg, &timeout))
+                return bad_args("bad timeout '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_args("bad barrier option");
+        }
+    }
+    if (optind < argc)
+        return bad_args("unexpected argument '%s'", argv[optind]);
+    if (!nodes)
+        return bad_args("barrier: give --nodes N");
+    if (rank >= nodes)
+        return bad_args("barrier: give --rank R with 0 <= R < %llu", nodes);
+    while ((1ull << rounds) < nodes)
+        rounds++;
+    for (k = 0; k < rounds; k++)
+        out[k] = in[k] = -1;
+
+    lfd = listen_on(port);
+    if (lfd < 0)
+        return 1;
+    /* outgoing: one connection per round, to rank + 2^k */
+    for (k = 0; k < rounds; k++) {
+        v = (rank + (1ull << k)) % nodes;
+        snprintf(host, sizeof(host), "node%llu", v);
+        out[k] = connect_to(host, port, retry);
+        if (out[k] < 0) {
+            msg("barrier: rank %llu round %d: no connection to %s", rank, k, host);
+            goto done;
+        }
+        set_timeout(out[k], timeout);
+        set_nodelay(out[k]);
+        put32(hello, BAR_MAGIC);
+        put32(hello + 4, (uint32_t)rank);
+        put32(hello + 8, (uint32_t)k);
+        if (!send_exact(out[k], hello, sizeof(hello), host, "barrier hello"))
+            goto done;
+    }
+    /* incoming: one per round, from rank - 2^k, told apart by the hello */
+    for (int got = 0; got < rounds;) {
+        struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+        uint32_t from, round;
+        int fd, pr = poll(&pfd, 1, retry > 0 ? retry * 1000 : -1);
+
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0) {
+            msg("barrier: rank %llu: only %d of %d partners connected within %d s",
+                rank, got, rounds, retry);
+            goto done;
+        }
+        fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            msg("barrier: accept: %s", strerror(errno));
+            goto done;
+        }
+        set_timeout(fd, timeout);
+        set_nodelay(fd);
+        if (!recv_exact(fd, hello, sizeof(hello), "partner", "barrier hello")) {
+            close(fd);
+            continue;
+        }
+        from = get32(hello + 4);
+        round = get32(hello + 8);
+        if (get32(hello) != BAR_MAGIC || round >= (uint32_t)rounds ||
+            from != (rank + nodes - (1ull << round) % nodes) % nodes ||
+            in[round] >= 0) {
+            msg("barrier: rank %llu: unexpected hello (rank %u round %u), dropped",
+                rank, from, round);
+            close(fd);
+            continue;
+        }
+        in[round] = fd;
+        got++;
+    }
+    close(lfd);
+    lfd = -1;
+
+    snprintf(who, sizeof(who), "barrier rank %llu", rank);
+    t0 = 0;
+    for (unsigned long long i = 0; i < count + 5; i++) {
+        if (i == 5)
+            t0 = now();
+        for (k = 0; k < rounds; k++) {
+            if (!send_exact(out[k], &b, 1, who, "barrier token") ||
+                !recv_exact(in[k], &b, 1, who, "barrier token"))
+                goto done;
+        }
+    }
+    t1 = now();
+    printf("barrier nodes=%llu rank=%llu count=%llu mean_us=%.2f\n",
+           nodes, rank, count, (t1 - t0) / (double)count * 1e6);
+    ret = 0;
+done:
+    if (lfd >= 0)
+        close(lfd);
+    for (k = 0; k < rounds; k++) {
+        if (out[k] >= 0)
+            close(out[k]);
+        if (in[k] >= 0)
+            close(in[k]);
+    }
+    return ret;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -826,5 +994,7 @@ int main(int argc, char **argv)
         return run_server(argc - 1, argv + 1);
     if (!strcmp(argv[1], "client"))
         return run_client(argc - 1, argv + 1);
-    return bad_args("unknown command '%s' (want server or client)", argv[1]);
+    if (!strcmp(argv[1], "barrier"))
+        return run_barrier(argc - 1, argv + 1);
+    return bad_args("unknown command '%s' (want server, client or barrier)", argv[1]);
 }

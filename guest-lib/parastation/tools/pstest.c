@@ -16,6 +16,8 @@
  *   pstest port-echo-multi NPROC ROUNDS          10.. on both nodes
  *   pstest port-busy                        port taken, rawdata excluded
  *   pstest port-bad                         bad input: expected errnos
+ *   pstest barrier-loop LINE COUNT          COUNT hardware barriers on all
+ *                                           nodes; mean us per barrier
  *
  * SPEC is a message size in bytes, or rN: N random sizes up to 64 KiB.
  * A stream starts with a 4-byte message count; message seq of node src
@@ -218,6 +220,81 @@ static int cmd_hal_echo(int rounds, int timeout_ms)
 		}
 	}
 	CHECK(1, "hal-echo: %d packets echoed", rounds);
+	ps_hal_close(h);
+	return fails;
+}
+
+/*
+ * Every node of the network: join LINE, meet over HAL packets (so that all
+ * have joined before the first barrier), a few untimed barriers, then
+ * COUNT timed ones.
+ */
+#define BAR_RDY		0x52445921u
+#define BAR_GO		0x474f2121u
+
+static int cmd_barrier_loop(unsigned int line, int count)
+{
+	ps_hal_t *h = hal_open_or_die();
+	unsigned int me = ps_hal_node(h), nodes = ps_hal_nodes(h), src, i;
+	uint32_t b[PS_HAL_MTU / 4], tok;
+	double t0, t;
+	int r;
+
+	if (line >= PS_HAL_BARRIER_LINES || count <= 0) {
+		printf("FAIL barrier-loop: LINE 0..%d, COUNT > 0\n",
+		       PS_HAL_BARRIER_LINES - 1);
+		return 1;
+	}
+	if (ps_hal_barrier_join(h, line, 1)) {
+		printf("FAIL barrier join line %u: %s\n", line, strerror(errno));
+		return 1;
+	}
+	/* rendezvous: everyone tells node 0, node 0 says go */
+	if (me == 0) {
+		for (i = 1; i < nodes;) {
+			if (hal_recv_wait(h, &src, b, 60000) < 0) {
+				printf("FAIL barrier rendezvous: %u of %u nodes: %s\n",
+				       i, nodes, strerror(errno));
+				return 1;
+			}
+			i += b[0] == BAR_RDY;
+		}
+		tok = BAR_GO;
+		for (i = 1; i < nodes; i++)
+			if (hal_send_wait(h, i, &tok, 4)) {
+				printf("FAIL barrier go to %u: %s\n", i,
+				       strerror(errno));
+				return 1;
+			}
+	} else {
+		tok = BAR_RDY;
+		if (hal_send_wait(h, 0, &tok, 4)) {
+			printf("FAIL barrier ready: %s\n", strerror(errno));
+			return 1;
+		}
+		do {
+			if (hal_recv_wait(h, &src, b, 60000) < 0) {
+				printf("FAIL barrier rendezvous: no go: %s\n",
+				       strerror(errno));
+				return 1;
+			}
+		} while (b[0] != BAR_GO);
+	}
+	for (r = 0; r < 3; r++)
+		if (ps_hal_barrier(h, line, 10000)) {
+			printf("FAIL warm-up barrier %d: %s\n", r,
+			       strerror(errno));
+			return 1;
+		}
+	t0 = now_us();
+	for (r = 0; r < count; r++)
+		if (ps_hal_barrier(h, line, 10000)) {
+			printf("FAIL barrier %d: %s\n", r, strerror(errno));
+			return 1;
+		}
+	t = now_us() - t0;
+	CHECK(1, "barrier-loop node %u line %u: %d barriers of %u nodes, %.2f us per barrier",
+	      me, line, count, nodes, t / count);
 	ps_hal_close(h);
 	return fails;
 }
@@ -675,7 +752,7 @@ static void usage(void)
 		"  raw-busy | bad      (SPEC: bytes, or rN = N random sizes <= 64 KiB)\n"
 		"  port-pingpong PEER PORT ROUNDS SIZE | port-echo PORT ROUNDS [MS] |\n"
 		"  port-multi PEER NPROC ROUNDS SIZE | port-echo-multi NPROC ROUNDS |\n"
-		"  port-busy | port-bad\n");
+		"  port-busy | port-bad | barrier-loop LINE COUNT\n");
 	exit(2);
 }
 
@@ -722,6 +799,8 @@ int main(int argc, char **argv)
 		return !!cmd_port_busy();
 	if (!strcmp(c, "port-bad"))
 		return !!cmd_port_bad();
+	if (!strcmp(c, "barrier-loop") && argc == 4)
+		return !!cmd_barrier_loop(arg_node(argv[2]), atoi(argv[3]));
 	usage();
 	return 2;
 }

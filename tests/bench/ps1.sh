@@ -1,0 +1,187 @@
+#!/bin/sh
+# make bench-ps1: the ParaStation paper's benchmarks (section 5, Tables 1-3).
+#   - pairwise exchange node0 <-> node1 (1 hop) on a 4-node torus:2x2:
+#     HAL, rawdata, ports and kernel TCP (eth fabric); latency = half round
+#     trip, bandwidth = size / latency
+#   - barrier: hardware sync line vs a TCP dissemination barrier, on 2
+#     (ring), 4 (torus:2x2) and 8 (torus:4x2) nodes
+# Writes build/bench/ps1.tsv:
+#   layer<TAB>nodes<TAB>size_bytes<TAB>latency_us<TAB>bandwidth_MBps
+# Targets are reported, never enforced.  Env: PS1_BENCH_ROUNDS (100),
+# PS1_BENCH_BARRIERS (200), PS1_BENCH_8=0 skips the 8-node cluster.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vc="$top/build/bin/vcluster"
+name=bench-ps1
+out="$top/build/bench/ps1.tsv"
+rounds=${PS1_BENCH_ROUNDS:-100}
+bar_count=${PS1_BENCH_BARRIERS:-200}
+small="1 4 8 16 32 64 128 256 508"
+frag="1024 4096 16384 65536"
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d)
+cur=""
+cleanup() {
+	[ -n "$cur" ] && "$vc" down --name "$cur" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap 'cleanup' EXIT
+trap 'exit 130' INT TERM
+
+printf 'layer\tnodes\tsize_bytes\tlatency_us\tbandwidth_MBps\n' > "$tmp/tsv"
+
+up() {	# up NAME N TOPOLOGY
+	cur=$1
+	"$vc" down --name "$1" >/dev/null 2>&1 || true
+	"$vc" up -n "$2" --fabric eth,ps1 --topology "$3" --name "$1" $4
+}
+down() {
+	"$vc" down --name "$cur" >/dev/null 2>&1 || true
+	cur=""
+}
+ex() {	# ex NODE CMD: command in the guest, output on stdout
+	"$vc" exec --name "$cur" "$1" -- "$2"
+}
+bg() {	# bg NODE CMD: background command in the guest
+	"$vc" exec -d --name "$cur" "$1" -- "$2 >/tmp/bench-bg.log 2>&1" >/dev/null
+}
+row() {	# row LAYER NODES SIZE LAT
+	awk -v l="$1" -v n="$2" -v s="$3" -v t="$4" 'BEGIN {
+		bw = (t > 0 && s > 0) ? s / t : 0
+		printf "%s\t%s\t%s\t%.2f\t%.3f\n", l, n, s, t, bw }' >> "$tmp/tsv"
+}
+rounds_for() {	# fewer rounds for the biggest messages
+	if [ "$1" -ge 65536 ]; then echo $((rounds / 5 > 0 ? rounds / 5 : 1))
+	else echo "$rounds"; fi
+}
+# lat_of TEXT: the "half round trip X us" of pstest's ok line
+lat_of() {
+	sed -n 's/^ok .*half round trip \([0-9.]*\) us.*/\1/p' | head -n 1
+}
+
+pair() {	# pair LAYER SIZE
+	layer=$1 size=$2 n=$(rounds_for "$2") lat=""
+	case $layer in
+	hal)	bg 1 "pstest hal-echo $n 20000"
+		sleep 0.3; res=$(ex 0 "pstest hal-pingpong 1 $n $size" 2>&1) || true ;;
+	rawdata) bg 1 "pstest raw-echo $n 20000"
+		sleep 0.3; res=$(ex 0 "pstest raw-pingpong 1 $n $size" 2>&1) || true ;;
+	ports)	bg 1 "pstest port-echo 7 $n 20000"
+		sleep 0.5; res=$(ex 0 "pstest port-pingpong 1 7 $n $size" 2>&1) || true ;;
+	tcp)	res=$(ex 0 "tcpbench client node1 -r 20 --pingpong -s $size -n $n -w 10" 2>&1) || true ;;
+	esac
+	if [ "$layer" = tcp ]; then
+		lat=$(printf '%s\n' "$res" | sed -n 's/.*latency_us=\([0-9.]*\).*/\1/p' | head -n 1)
+	else
+		lat=$(printf '%s\n' "$res" | lat_of)
+	fi
+	if [ -z "$lat" ]; then
+		echo "  $layer $size bytes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
+		# let a stuck echo time out before the next point
+		ex 1 "pkill -x pstest; true" >/dev/null 2>&1 || true
+		sleep 1
+		return 0
+	fi
+	row "$layer" 2 "$size" "$lat"
+	printf '  %-8s %6s bytes  %10s us\n' "$layer" "$size" "$lat"
+}
+
+barriers() {	# barriers N: hw and TCP barrier on all N nodes of $cur
+	nn=$1 i=1
+	while [ $i -lt "$nn" ]; do
+		bg $i "pstest barrier-loop 0 $bar_count"
+		i=$((i + 1))
+	done
+	res=$(ex 0 "pstest barrier-loop 0 $bar_count" 2>&1) || true
+	lat=$(printf '%s\n' "$res" | sed -n 's/^ok .*, \([0-9.]*\) us per barrier.*/\1/p' | head -n 1)
+	if [ -n "$lat" ]; then
+		row barrier-hw "$nn" 0 "$lat"
+		printf '  barrier-hw  %d nodes  %10s us\n' "$nn" "$lat"
+	else
+		echo "  barrier-hw $nn nodes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
+	fi
+	i=1
+	while [ $i -lt "$nn" ]; do
+		bg $i "tcpbench barrier --nodes $nn --rank $i --count $bar_count -p 5099 -r 30"
+		i=$((i + 1))
+	done
+	res=$(ex 0 "tcpbench barrier --nodes $nn --rank 0 --count $bar_count -p 5099 -r 30" 2>&1) || true
+	lat=$(printf '%s\n' "$res" | sed -n 's/^barrier .*mean_us=\([0-9.]*\).*/\1/p' | head -n 1)
+	if [ -n "$lat" ]; then
+		row barrier-tcp "$nn" 0 "$lat"
+		printf '  barrier-tcp %d nodes  %10s us\n' "$nn" "$lat"
+	else
+		echo "  barrier-tcp $nn nodes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
+	fi
+	sleep 1	# let the background ranks finish and close their sockets
+}
+
+# ---- 4 nodes: pairwise exchange and the 4-node barrier -------------------
+echo "== 4 nodes, torus:2x2: pairwise exchange node0 <-> node1"
+up ${name}4 4 torus:2x2 ""
+for s in $small; do pair hal "$s"; done
+for s in $small $frag; do pair rawdata "$s"; done
+for s in $small $frag; do pair ports "$s"; done
+bg 1 "tcpbench server -p 5001"
+for s in $small $frag; do pair tcp "$s"; done
+echo "== barrier, 4 nodes"
+barriers 4
+down
+
+echo "== barrier, 2 nodes (ring)"
+up ${name}2 2 ring ""
+barriers 2
+down
+
+if [ "${PS1_BENCH_8:-1}" = 0 ]; then
+	echo "== barrier, 8 nodes: skipped (PS1_BENCH_8=0)"
+else
+	echo "== barrier, 8 nodes (torus:4x2, 192 MiB each)"
+	if up ${name}8 8 torus:4x2 "--mem 192"; then
+		barriers 8
+	else
+		echo "  8-node cluster did not come up: 8-node barrier skipped" >&2
+	fi
+	down
+fi
+
+cp "$tmp/tsv" "$out"
+
+# ---- tables like the paper's ------------------------------------------------
+echo
+for l in hal rawdata ports tcp; do
+	echo "Pairwise exchange, $l (node0 <-> node1, 1 hop)"
+	echo "  size_bytes  latency_us      MB/s"
+	awk -F'\t' -v l=$l '$1 == l { printf "  %10s  %10.1f  %8.3f\n", $3, $4, $5 }' "$out"
+	echo
+done
+echo "Barrier (mean per barrier)"
+echo "  nodes       hw_us      tcp_us   tcp/hw"
+for nn in 2 4 8; do
+	awk -F'\t' -v n=$nn '
+		$1 == "barrier-hw" && $2 == n { hw = $4 }
+		$1 == "barrier-tcp" && $2 == n { tcp = $4 }
+		END { if (hw == "" && tcp == "") exit
+		      printf "  %5s  %10s  %10s  %7s\n", n, hw == "" ? "-" : hw,
+		             tcp == "" ? "-" : tcp,
+		             (hw > 0 && tcp > 0) ? sprintf("%.1f", tcp / hw) : "-" }' "$out"
+done
+echo
+awk -F'\t' '
+	$1 == "ports" && $3 == 8 { p8 = $4 }
+	$1 == "tcp" && $3 == 8 { t8 = $4 }
+	$1 == "barrier-hw" && $2 == 4 { bh = $4 }
+	$1 == "barrier-tcp" && $2 == 4 { bt = $4 }
+	END {
+		if (p8 > 0 && t8 > 0) {
+			r = p8 / t8
+			printf "ports/TCP latency at 8 bytes:   %.3f (target <= 0.2): %s\n", r, ((r <= 0.2) ? "met" : "not met")
+		} else
+			print "ports/TCP latency at 8 bytes:   not measured"
+		if (bh > 0 && bt > 0) {
+			r = bt / bh
+			printf "TCP/hw barrier on 4 nodes:      %.1f (target >= 20): %s\n", r, ((r >= 20) ? "met" : "not met")
+		} else
+			print "TCP/hw barrier on 4 nodes:      not measured"
+	}' "$out"
+echo "(written to $out)"
