@@ -19,7 +19,7 @@ check "$mode: poll and wait on an idle board" vc exec 3 -- ps1test poll
 pingpong() { # FROM TO ROUNDS WORDS
 	vc exec -d "$2" -- "ps1test echo $3 30000 > /tmp/echo.log 2>&1" >/dev/null
 	vc exec "$1" -- ps1test ping "$2" "$3" "$4" >/dev/null &&
-		vc exec "$2" -- "sleep 0.2; grep -q '^ok' /tmp/echo.log"
+		retry 10 vc exec "$2" -- "grep -q '^ok' /tmp/echo.log"
 }
 check "$mode: ping-pong node0 <-> node1 (1 hop, 16 words)" pingpong 0 1 50 16
 check "$mode: ping-pong node0 <-> node3 (2 hops, 127 words)" pingpong 0 3 50 127
@@ -41,8 +41,11 @@ parity_before=$(counter 1 parity_errors)
 vc fault add '0>1 corrupt p=1 bits=1' > /dev/null
 vc exec -d 1 -- 'ps1test expect-err 0x10000 20000 > /tmp/err.log 2>&1' > /dev/null
 vc exec 0 -- ps1test send 1 3 > /dev/null
-check "$mode: a corrupted packet raises the parity error" \
-	sh -c "$VCLUSTER exec 1 -- 'sleep 1; cat /tmp/err.log' | grep -q '^ok'"
+err_seen() { vc exec 1 -- cat /tmp/err.log | grep -q '^ok'; }
+check "$mode: a corrupted packet raises the parity error" retry 20 err_seen
+# The sender may exit before its TX FIFO drains: wait for all three.
+parity_is() { [ "$(counter 1 parity_errors)" -eq "$1" ]; }
+retry 15 parity_is $((parity_before + 3))
 rx_after=$(counter 1 rx_packets)
 parity_after=$(counter 1 parity_errors)
 if [ "$rx_after" = "$rx_before" ] && [ "$parity_after" -eq $((parity_before + 3)) ]; then
