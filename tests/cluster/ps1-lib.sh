@@ -61,6 +61,12 @@ check "$mode: a taken port gives EADDRINUSE, ports and rawdata exclude each othe
 	vc exec 0 -- pstest port-busy
 check "$mode: ports: bad input fails with clear errnos" vc exec 1 -- pstest port-bad
 
+# 10,000 hardware barriers: every node takes part in every one.
+out=$(vc exec -t 600 all -- pstest barrier-loop 1 10000 2>&1)
+n=$(echo "$out" | grep -c ': ok .*10000 barriers of 4 nodes')
+[ "$n" = 4 ] && pass "$mode: 10000 hardware barriers across 4 nodes" ||
+	fail "$mode: 10000 hardware barriers across 4 nodes" "$(echo "$out" | tail -n 4 | tr '\n' ' ')"
+
 check "$mode: guest dmesg is clean" vc exec all -- ps1test dmesg
 vc down > /dev/null
 check_fails "$mode: down leaves no QEMU" pgrep -f "vc-$name-node"
