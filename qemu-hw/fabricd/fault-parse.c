@@ -11,17 +11,8 @@
 
 G_DEFINE_QUARK(fabricd_fault_error, fault_error)
 
-static void fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static void fail(GError **err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error_literal(err, FAULT_ERROR, 0, msg);
-}
+/* Every error of this file: one code, a message saying what is wrong. */
+#define fail(err, ...) g_set_error(err, FAULT_ERROR, 0, __VA_ARGS__)
 
 /* ---- links ---- */
 
