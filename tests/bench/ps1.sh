@@ -86,33 +86,29 @@ pair() {	# pair LAYER SIZE
 	printf '  %-8s %6s bytes  %10s us\n' "$layer" "$size" "$lat"
 }
 
+# barrier_layer LAYER N PATTERN CMD: CMD (with @RANK@ replaced) on every
+# node of $cur, rank 0 in the foreground; PATTERN (sed) picks the mean us.
+barrier_layer() {
+	layer=$1 nn=$2 pat=$3 cmd=$4 i=1
+	while [ $i -lt "$nn" ]; do
+		bg $i "$(echo "$cmd" | sed "s/@RANK@/$i/g")"
+		i=$((i + 1))
+	done
+	res=$(ex 0 "$(echo "$cmd" | sed 's/@RANK@/0/g')" 2>&1) || true
+	lat=$(printf '%s\n' "$res" | sed -n "$pat" | head -n 1)
+	if [ -n "$lat" ]; then
+		row "$layer" "$nn" 0 "$lat"
+		printf '  %-11s %d nodes  %10s us\n' "$layer" "$nn" "$lat"
+	else
+		echo "  $layer $nn nodes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
+	fi
+}
+
 barriers() {	# barriers N: hw and TCP barrier on all N nodes of $cur
-	nn=$1 i=1
-	while [ $i -lt "$nn" ]; do
-		bg $i "pstest barrier-loop 0 $bar_count"
-		i=$((i + 1))
-	done
-	res=$(ex 0 "pstest barrier-loop 0 $bar_count" 2>&1) || true
-	lat=$(printf '%s\n' "$res" | sed -n 's/^ok .*, \([0-9.]*\) us per barrier.*/\1/p' | head -n 1)
-	if [ -n "$lat" ]; then
-		row barrier-hw "$nn" 0 "$lat"
-		printf '  barrier-hw  %d nodes  %10s us\n' "$nn" "$lat"
-	else
-		echo "  barrier-hw $nn nodes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
-	fi
-	i=1
-	while [ $i -lt "$nn" ]; do
-		bg $i "tcpbench barrier --nodes $nn --rank $i --count $bar_count -p 5099 -r 30"
-		i=$((i + 1))
-	done
-	res=$(ex 0 "tcpbench barrier --nodes $nn --rank 0 --count $bar_count -p 5099 -r 30" 2>&1) || true
-	lat=$(printf '%s\n' "$res" | sed -n 's/^barrier .*mean_us=\([0-9.]*\).*/\1/p' | head -n 1)
-	if [ -n "$lat" ]; then
-		row barrier-tcp "$nn" 0 "$lat"
-		printf '  barrier-tcp %d nodes  %10s us\n' "$nn" "$lat"
-	else
-		echo "  barrier-tcp $nn nodes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
-	fi
+	barrier_layer barrier-hw "$1" 's/^ok .*, \([0-9.]*\) us per barrier.*/\1/p' \
+		"pstest barrier-loop 0 $bar_count"
+	barrier_layer barrier-tcp "$1" 's/^barrier .*mean_us=\([0-9.]*\).*/\1/p' \
+		"tcpbench barrier --nodes $1 --rank @RANK@ --count $bar_count -p 5099 -r 30"
 	sleep 1	# let the background ranks finish and close their sockets
 }
 
