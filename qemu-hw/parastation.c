@@ -21,6 +21,7 @@
 #include "qom/object.h"
 #include <zlib.h>
 #include "fabric-link.h"
+#include "vcpu-stall.h"
 /* The register interface, shared with the driver and user space. */
 #include "../guest-driver/ps1/ps1_regs.h"
 
@@ -75,6 +76,10 @@ struct ParaStationState {
     uint32_t cnt_rx;
     uint32_t cnt_parity;
     uint32_t cnt_barriers;
+
+    VCPUStall stall;            /* vCPUs parked on a WAIT window read */
+    uint32_t wait_cond;         /* what they wait for, PS1_WAIT_* */
+    uint32_t wait_timeout_us;
 };
 
 static void fifo_push(PsFifo *f, uint32_t w)
@@ -156,6 +161,32 @@ static uint32_t ps_sreg(ParaStationState *s)
     v |= (uint32_t)s->bar_wait << PS1_SREG_BAR_WAIT_SHIFT;
     v |= (uint32_t)s->bar_done << PS1_SREG_BAR_DONE_SHIFT;
     return v;
+}
+
+/* After any state change: let parked readers look again if it is time. */
+static void ps_wake_waiters(ParaStationState *s)
+{
+    if (vcpu_stall_any(&s->stall) && PS1_WAIT_MET(ps_sreg(s), s->wait_cond)) {
+        s->wait_cond = 0;
+        vcpu_stall_wake(&s->stall);
+    }
+}
+
+/*
+ * A read of the WAIT window returns SREG once a condition the address
+ * encodes holds; until then the reading vCPU is parked (vcpu-stall.h).
+ */
+static uint32_t ps_wait_read(ParaStationState *s, hwaddr addr)
+{
+    uint32_t cond = (addr - PS1_REG_WAIT) / 4;
+    uint32_t sreg = ps_sreg(s);
+    bool may_stall = vcpu_stall_allowed(&s->stall);
+
+    if (!PS1_WAIT_MET(sreg, cond) && may_stall) {
+        s->wait_cond |= cond;
+        vcpu_stall(&s->stall);
+    }
+    return sreg;
 }
 
 static void ps_send_hello(ParaStationState *s)
@@ -365,6 +396,7 @@ static void ps_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
     default:
         break;
     }
+    ps_wake_waiters(s);
 }
 
 static void ps_link_event(void *opaque, bool up)
@@ -377,6 +409,7 @@ static void ps_link_event(void *opaque, bool up)
     } else {
         ps_error(s, PS1_SREG_ERR_LINK);
     }
+    ps_wake_waiters(s);
 }
 
 static void ps_send_routes(ParaStationState *s)
@@ -417,12 +450,17 @@ static void ps_board_reset(ParaStationState *s)
         s->link_up = false;
         ps_send_hello(s);
     }
+    s->wait_cond = 0;
+    vcpu_stall_wake(&s->stall);
 }
 
 static uint64_t ps_read(void *opaque, hwaddr addr, unsigned size)
 {
     ParaStationState *s = opaque;
 
+    if (addr >= PS1_REG_WAIT && addr < PS1_REG_WAIT + PS1_WAIT_WINDOW) {
+        return ps_wait_read(s, addr);
+    }
     switch (addr) {
     case PS1_REG_ID:
         return PS1_ID_VALUE;
@@ -530,6 +568,7 @@ static void ps_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
                       "register 0x%" HWADDR_PRIx "\n", v, addr);
         break;
     }
+    ps_wake_waiters(s);
 }
 
 static const MemoryRegionOps ps_mmio_ops = {
@@ -555,6 +594,11 @@ static void ps_realize(PCIDevice *pdev, Error **errp)
                    s->node_prop, FABRIC_MAX_NODES - 1);
         return;
     }
+    if (s->wait_timeout_us > 1000000) {
+        error_setg(errp, "parastation: wait-timeout-us=%u is above 1000000",
+                   s->wait_timeout_us);
+        return;
+    }
     error_setg(&s->migration_blocker,
                "parastation: the fabric link cannot be migrated");
     if (migrate_add_blocker(s->migration_blocker, errp) < 0) {
@@ -571,6 +615,8 @@ static void ps_realize(PCIDevice *pdev, Error **errp)
     memory_region_init_io(&s->mmio, OBJECT(s), &ps_mmio_ops, s,
                           "parastation-regs", 4 * KiB);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
+    vcpu_stall_init(&s->stall, DEVICE(s),
+                    (int64_t)s->wait_timeout_us * SCALE_US);
     fabric_link_init(&s->link, &s->chr, FABRIC_KIND_PS1, s->node,
                      ps_link_rx, ps_link_event, s);
 }
@@ -580,6 +626,7 @@ static void ps_exit(PCIDevice *pdev)
     ParaStationState *s = PARASTATION(pdev);
 
     fabric_link_cleanup(&s->link);
+    vcpu_stall_cleanup(&s->stall);
     msi_uninit(pdev);
     if (s->migration_blocker) {
         migrate_del_blocker(s->migration_blocker);
@@ -599,6 +646,8 @@ static void ps_reset(DeviceState *dev)
 static Property ps_properties[] = {
     DEFINE_PROP_CHR("chardev", ParaStationState, chr),
     DEFINE_PROP_UINT32("node", ParaStationState, node_prop, 0),
+    DEFINE_PROP_UINT32("wait-timeout-us", ParaStationState, wait_timeout_us,
+                       2000),
     DEFINE_PROP_END_OF_LIST(),
 };
 

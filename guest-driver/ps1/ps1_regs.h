@@ -36,10 +36,31 @@
 #define PS1_REG_CNT_PARITY	0x48
 #define PS1_REG_CNT_BARRIERS	0x4c
 
+/*
+ * WAIT window (version 2): a load at PS1_REG_WAIT + 4 * cond returns SREG
+ * once one of the PS1_WAIT_* conditions in cond holds or an error bit is
+ * set. Until then the load stalls, at most the board's wait timeout, after
+ * which it returns SREG as it is. Interrupts are taken during a stall.
+ */
+#define PS1_REG_WAIT		0x100
+#define PS1_WAIT_WINDOW		0x100
+#define PS1_WAIT_PKT		0x01u	/* SREG.PKT_READY */
+#define PS1_WAIT_TX		0x02u	/* not SREG.TX_FULL */
+#define PS1_WAIT_BARRIER_SHIFT	2	/* SREG.BAR_DONE of line n: bit 2+n */
+#define PS1_WAIT_BARRIER_MASK	0x3cu
+#define PS1_WAIT_ADDR(cond)	(PS1_REG_WAIT + 4 * (cond))
+/* Whether SREG ends a WAIT read for cond (no condition: at once) */
+#define PS1_WAIT_MET(sreg, cond)					\
+	(!(cond) || ((sreg) & PS1_SREG_ERR_MASK) ||			\
+	 (((cond) & PS1_WAIT_PKT) && ((sreg) & PS1_SREG_PKT_READY)) ||	\
+	 (((cond) & PS1_WAIT_TX) && !((sreg) & PS1_SREG_TX_FULL)) ||	\
+	 ((sreg) & ((((cond) & PS1_WAIT_BARRIER_MASK) >>		\
+		     PS1_WAIT_BARRIER_SHIFT) << PS1_SREG_BAR_DONE_SHIFT)))
+
 /* ID: "PS" in 31:16, register-interface version in 15:0 */
 #define PS1_ID_MAGIC		0x5053
-#define PS1_ID_VERSION		0x0001
-#define PS1_ID_VALUE		0x50530001
+#define PS1_ID_VERSION		0x0002
+#define PS1_ID_VALUE		0x50530002
 
 /* SREG */
 #define PS1_SREG_TX_EMPTY		0x00000001u

@@ -5,6 +5,11 @@
  * packets are written to / read from the NREG FIFO window word by word.
  * The driver is used only to set up, to sleep (PS1_IOC_WAIT) and for the
  * shared pool.  Everything ps1-specific stays in this file.
+ *
+ * Waiting: first in loads of the board's WAIT window, which stall until
+ * the event (no system call, no interrupt, and no host CPU burnt by a
+ * spinning guest), for at most PS_HAL_STALL_MS; then asleep in the driver,
+ * so that a long wait leaves the CPU to other processes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +27,7 @@
 #include "ps1_regs.h"
 #include "ps_hal.h"
 
-#define PS1_BARRIER_SPIN	200	/* default SREG polls before sleeping */
+#define PS1_STALL_MS		20	/* default stall budget of one wait */
 
 struct ps1 {
 	int fd;
@@ -35,7 +40,7 @@ struct ps1 {
 	size_t rx_len;
 	int rx_peeked;		/* header popped, no body read yet */
 	uint32_t bar_lines;	/* sync lines this handle joined */
-	int bar_spin;		/* SREG polls before sleeping in a barrier */
+	int stall_ms;		/* WAIT-window stall budget per wait */
 };
 
 #define P(h) ((struct ps1 *)(h)->priv)
@@ -110,8 +115,8 @@ static int ps1_open(ps_hal_t *h, int flags)
 	}
 	p->pool = m;
 	p->pool_size = info.pool_size;
-	p->bar_spin = getenv("PS_HAL_BARRIER_SPIN") ?
-		      atoi(getenv("PS_HAL_BARRIER_SPIN")) : PS1_BARRIER_SPIN;
+	p->stall_ms = getenv("PS_HAL_STALL_MS") ?
+		      atoi(getenv("PS_HAL_STALL_MS")) : PS1_STALL_MS;
 	h->priv = p;
 	h->node = info.node;
 	h->nodes = info.nodes;
@@ -267,14 +272,56 @@ static int ps1_status(ps_hal_t *h)
 	return ps1_sreg_events(p, rd(p, PS1_REG_SREG));
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * Stall in WAIT-window loads until cond holds, for at most the stall
+ * budget and *timeout_ms (-1: no limit), which is reduced by the time
+ * spent.  Returns the last SREG.
+ */
+static uint32_t ps1_stall(struct ps1 *p, uint32_t cond, int *timeout_ms)
+{
+	int64_t t0 = now_ns(), t = t0, budget = p->stall_ms;
+	uint32_t sreg = rd(p, PS1_REG_SREG);
+
+	if (*timeout_ms >= 0 && *timeout_ms < budget)
+		budget = *timeout_ms;
+	while (!PS1_WAIT_MET(sreg, cond) && t - t0 < budget * 1000000) {
+		sreg = rd(p, PS1_WAIT_ADDR(cond));
+		t = now_ns();
+	}
+	if (*timeout_ms > 0) {
+		*timeout_ms -= (t - t0) / 1000000;
+		if (*timeout_ms <= 0)
+			*timeout_ms = 0;
+	}
+	return sreg;
+}
+
 static int ps1_wait(ps_hal_t *h, int events, int timeout_ms)
 {
 	struct ps1 *p = P(h);
 	struct ps1_wait w = { 0 };
+	uint32_t cond = 0;
 	int ev = ps1_status(h);
 
 	if (ev & events)
 		return ev;
+	if (events & PS_HAL_RX)
+		cond |= PS1_WAIT_PKT;
+	if (events & PS_HAL_TX)
+		cond |= PS1_WAIT_TX;
+	if (cond) {
+		ev = ps1_sreg_events(p, ps1_stall(p, cond, &timeout_ms));
+		if ((ev & events) || timeout_ms == 0)
+			return ev & events;
+	}
 	/* Not PS1_EV_ERR: an error bit that stays set would wake us forever. */
 	if (events & PS_HAL_RX)
 		w.events |= PS1_EV_PKT;
@@ -325,21 +372,16 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 	struct ps1 *p = P(h);
 	uint32_t bit = 1u << line, done = bit << PS1_SREG_BAR_DONE_SHIFT;
 	struct ps1_wait w = { 0 };
-	struct timespec t;
-	double deadline = 0, left;
-	int i;
+	int64_t deadline = 0, left;
 
 	if (!(p->bar_lines & bit) ||
 	    !(rd(p, PS1_REG_BARRIER_MASK) & bit))
 		ps1_barrier_join(h, line, 1);
+	if (timeout_ms >= 0)
+		deadline = now_ns() / 1000000 + timeout_ms;
 	wr(p, PS1_REG_BARRIER, bit);	/* arrive */
-	for (i = 0; i < p->bar_spin; i++)
-		if (rd(p, PS1_REG_SREG) & done)
-			goto ack;
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		deadline = t.tv_sec * 1e3 + t.tv_nsec / 1e6 + timeout_ms;
-	}
+	/* an error ends the stall early: the sleep below sorts it out */
+	ps1_stall(p, bit << PS1_WAIT_BARRIER_SHIFT, &timeout_ms);
 	while (!(rd(p, PS1_REG_SREG) & done)) {
 		/* BAR_DONE of another line wakes us too: loop until ours */
 		w.events = PS1_EV_BARRIER;
@@ -347,8 +389,7 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 		if (timeout_ms < 0) {
 			w.timeout_ms = PS1_WAIT_FOREVER;
 		} else {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			left = deadline - (t.tv_sec * 1e3 + t.tv_nsec / 1e6);
+			left = deadline - now_ns() / 1000000;
 			if (left <= 0) {
 				errno = ETIMEDOUT;
 				return -1;
@@ -358,7 +399,6 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 		if (ioctl(p->fd, PS1_IOC_WAIT, &w) && errno != ETIMEDOUT)
 			return -1;
 	}
-ack:
 	wr(p, PS1_REG_BARRIER, bit << PS1_BARRIER_DONE_SHIFT);
 	return 0;
 }

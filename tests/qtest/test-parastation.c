@@ -15,7 +15,11 @@ enum {
     RX_HEAD = 0x24, TX_FREE = 0x28, RX_USED = 0x2c, BARRIER = 0x30,
     BARRIER_MASK = 0x34, RT_COMMIT = 0x38, PKT_STATE = 0x3c, CNT_TX = 0x40, CNT_RX = 0x44,
     CNT_PARITY = 0x48, CNT_BARRIERS = 0x4c,
+    WAIT = 0x100,                   /* + 4 * cond */
 };
+#define WAIT_PKT 1u
+#define WAIT_TX 2u
+#define WAIT_BAR(line) (4u << (line))
 #define TX_EMPTY (1u << 0)
 #define TX_HALF (1u << 1)
 #define TX_FULL (1u << 2)
@@ -122,7 +126,7 @@ static void test_identity_and_reset_state(void)
     Board *b = board_up(1, 2);
     QTest *qt = b->qt;
 
-    g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530001);
+    g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530002);
     g_assert_cmphex(qt_readl(qt, R(SREG)), ==, TX_EMPTY | RX_EMPTY | LINK);
     g_assert_cmpuint(qt_readl(qt, R(NODE)), ==, 1);
     g_assert_cmpuint(qt_readl(qt, R(FABRIC)) & 0xffff, ==, 2);
@@ -410,7 +414,38 @@ static void test_fabric_garbage_and_loss(void)
     ff_send_raw(b->ff, junk, sizeof(junk));
     g_assert_true(ff_peer_closed(b->ff));
     g_assert_true(qt_wait_reg(qt, R(SREG), LINK | ERR_LINK, ERR_LINK));
-    g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530001);
+    g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530002);
+    board_down(b);
+}
+
+/*
+ * qtest accesses come from no vCPU, so WAIT reads must never stall: they
+ * return SREG at once and, unlike NREG, consume nothing.
+ */
+static void test_wait_window_without_vcpu(void)
+{
+    Board *b = board_up(0, 2);
+    QTest *qt = b->qt;
+    uint32_t w[2] = { 5, 6 };
+
+    g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * WAIT_PKT)), ==,
+                    qt_readl(qt, R(SREG)));
+    g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * WAIT_PKT)) & PKT_READY, ==, 0);
+    g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * WAIT_BAR(3))), ==,
+                    TX_EMPTY | RX_EMPTY | LINK);
+    g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * WAIT_TX)) & TX_FULL, ==, 0);
+    g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * 63)), ==,
+                    TX_EMPTY | RX_EMPTY | LINK);
+
+    send_packet(b, 1, w, 2);
+    g_assert_true(qt_wait_reg(qt, R(SREG), PKT_READY, PKT_READY));
+    for (int i = 0; i < 3; i++) {
+        g_assert_cmphex(qt_readl(qt, R(WAIT + 4 * WAIT_PKT)) & PKT_READY, ==,
+                        PKT_READY);
+    }
+    g_assert_cmpuint(qt_readl(qt, R(RX_USED)), ==, 12);
+    g_assert_cmphex(qt_readl(qt, R(NREG)), ==, 1 << 16 | 2);
+    g_assert_cmphex(qt_readl(qt, R(PKT_STATE)), ==, 2 << 16);
     board_down(b);
 }
 
@@ -446,5 +481,7 @@ int main(int argc, char **argv)
     g_test_add_func("/parastation/fabric-garbage-and-loss",
                     test_fabric_garbage_and_loss);
     g_test_add_func("/parastation/fabric-reject", test_fabric_reject);
+    g_test_add_func("/parastation/wait-window-without-vcpu",
+                    test_wait_window_without_vcpu);
     return g_test_run();
 }
