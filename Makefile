@@ -76,7 +76,8 @@ $(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/ps1/ps1_io
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
 
 # --- ParaStation user-level library (guest-lib/parastation) -------------
-# libps.a (HAL, rawdata, ports) and its test program pstest, for the guest.
+# libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
+# for the guest.
 PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
 PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
@@ -92,6 +93,11 @@ $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 
 GUEST_TOOLS += $(B)/guest/bin/pstest
 $(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c $(B)/guest/lib/libps.a $(PSLIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+
+GUEST_TOOLS += $(B)/guest/bin/psstress
+$(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 # --- end ParaStation library ---------------------------------------------

@@ -7,7 +7,9 @@
  * holds one fragment, so a message is a chain of blocks and reassembly is
  * appending.  Any process that holds the lock takes in every packet the
  * NIC has (demultiplexing), since a packet for another port would
- * otherwise block the FIFO for all.
+ * otherwise block the FIFO for all.  A sender that finds the pool full
+ * moves its own port's messages into its private memory (stash), since
+ * nobody else will take them while it sends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,12 +59,22 @@ struct pool {
 
 #define BLOCKS_OFF	((sizeof(struct pool) + 7) & ~(size_t)7)
 
+/* A message for this port, moved out of the pool by stash() */
+struct lmsg {
+	struct lmsg *next;
+	unsigned int from;
+	int fport;
+	size_t len;
+	uint8_t data[];
+};
+
 struct ps_port {
 	ps_hal_t *hal;
 	struct pool *pl;
 	int id;
 	uint32_t pid;
 	uint32_t next_msgid;
+	struct lmsg *lhead, **ltail;	/* stashed, before those in the pool */
 };
 
 static inline struct blk *B(ps_port_t *p, uint32_t off)
@@ -320,6 +332,7 @@ ps_port_t *ps_port_open(int port)
 			queue_free(p, port);
 		pl->port[port].owner = p->pid;
 		p->id = port;
+		p->ltail = &p->lhead;
 	}
 	unlock(p);
 	if (!err)
@@ -333,9 +346,15 @@ fail:
 
 void ps_port_close(ps_port_t *p)
 {
+	struct lmsg *l;
+
 	if (!p)
 		return;
 	lock(p);
+	for (; (l = p->lhead); p->pl->dropped++) {
+		p->lhead = l->next;
+		free(l);
+	}
 	queue_free(p, p->id);
 	p->pl->port[p->id].owner = 0;
 	unlock(p);
@@ -368,6 +387,36 @@ static void sleep_ms(int ms)
 	struct timespec ts = { 0, ms * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+static ssize_t take(ps_port_t *p, unsigned int *from, int *fport, void *buf,
+		    size_t len);
+
+/*
+ * The pool is full and we are sending (lock held): move the messages
+ * queued for our port into our own memory, in order.  Nobody else takes
+ * them, and while the pool stays full the NIC's FIFO stops, and with it
+ * the network to this node: also the packets that our send waits for,
+ * when it goes to this node or to a sender that is stuck in the same way.
+ * Returns the number of messages moved.
+ */
+static int stash(ps_port_t *p)
+{
+	struct lmsg *l;
+	uint32_t m;
+	int n = 0;
+
+	while ((m = p->pl->port[p->id].head)) {
+		l = malloc(sizeof(*l) + B(p, m)->total);
+		if (!l)
+			break;
+		l->len = take(p, &l->from, &l->fport, l->data, B(p, m)->total);
+		l->next = NULL;
+		*p->ltail = l;
+		p->ltail = &l->next;
+		n++;
+	}
+	return n;
 }
 
 int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
@@ -404,8 +453,11 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 			ret = ps_hal_sendv(p->hal, dest, iov, 2);
 			err = errno;
 			stalled = 0;
-			if (ret && err == EAGAIN)	/* make room, see rawdata */
+			if (ret && err == EAGAIN) {	/* make room, see rawdata */
 				stalled = drain(p);
+				if (stalled > 0 && stash(p))
+					stalled = drain(p);
+			}
 			unlock(p);
 			if (!ret)
 				break;
@@ -465,12 +517,32 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		     size_t len, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms, left;
+	struct lmsg *l;
 	ssize_t n;
 	int stalled = 0;
 
 	if (!p || (len && !buf)) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (p->lhead) {		/* stashed while sending: they came first */
+		l = p->lhead;
+		if (l->len > len) {
+			errno = EMSGSIZE;
+			return -1;
+		}
+		if (l->len)
+			memcpy(buf, l->data, l->len);
+		if (from)
+			*from = l->from;
+		if (fport)
+			*fport = l->fport;
+		n = l->len;
+		p->lhead = l->next;
+		if (!p->lhead)
+			p->ltail = &p->lhead;
+		free(l);
+		return n;
 	}
 	for (;;) {
 		lock(p);

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Stress of the ParaStation ports layer on a 2x2 torus, through psstress in
+# the guests: a flood into one slow receiver, an all-to-all exchange of 8
+# processes with random sizes, and a sender whose own messages fill the pool.
+# tests/cluster/ps1-stress.sh direct|libvirt
+# PSSTRESS_SEED picks the message sizes (default: the time; printed).
+set -u
+. "$(dirname "$0")/../lib.sh"
+cluster_test t-psstress "${1:-direct}"
+boot_cluster "ps1 2x2 torus" -n 4 --fabric ps1 --topology torus:2x2
+
+seed=${PSSTRESS_SEED:-$(date +%s)}
+echo "  psstress seed $seed (PSSTRESS_SEED=$seed gives the same sizes)"
+ps="psstress -s $seed -t 150"
+
+# The ok/FAIL lines of psstress, FAIL lines last (check shows the tail).
+report() { echo "$1" | grep -v FAIL; echo "$1" | grep FAIL | head -n 8; }
+
+# A sender that fills the pool with messages to itself must move them out
+# of the pool instead of waiting for room that only it could make.
+check "$mode: a sender whose own messages fill the pool goes on (6 x 64 KiB to itself)" \
+	vc exec -t 120 2 -- $ps self 40 6
+
+# 3 nodes flood port 30 of node 0 with 1000 messages each (mostly small,
+# some up to 64 KiB); the receiver sleeps 2 ms per message, so the pool,
+# the FIFOs and the network fill up and hold the senders back.
+held() { vc fabric counters | sed -n 's/^node 0 .* held=\([0-9]*\).*/\1/p'; }
+flood() {
+	vc exec -d 0 -- "$ps flood-recv 30 1000 2000 1 1 2 3 > /tmp/flood.log 2>&1" >/dev/null
+	_s=$(vc exec -t 200 1,2,3 -- $ps flood-send 0 30 1000 2>&1)
+	_rc=$?
+	retry 60 vc exec 0 -- '! pidof psstress'
+	_r=$(vc exec 0 -- cat /tmp/flood.log 2>&1)
+	report "$_s
+$_r"
+	[ $_rc = 0 ] && [ "$(echo "$_s" | grep -c ': ok ')" = 3 ] &&
+		echo "$_r" | grep -q '^ok' && ! echo "$_r" | grep -q FAIL
+}
+h0=$(held)
+t0=$(date +%s)
+check "$mode: flood of 3 x 1000 messages into one slow receiver: all there once, in order, none dropped" flood
+h1=$(held)
+echo "  flood: $(($(date +%s) - t0)) s, $((${h1:-0} - ${h0:-0})) packets held back at node 0"
+[ "${h1:-0}" -gt "${h0:-0}" ] && pass "$mode: the flood was held back by the network (node 0 held count grew)" ||
+	fail "$mode: the flood was held back by the network (node 0 held count grew)" "held $h0 -> $h1"
+
+# No process left packets unread or a packet half done.
+clean() { vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/counters/cleanup_resets)" = 0'; }
+check "$mode: self and flood left every board clean (no cleanup reset)" clean
+
+# All to all: up to 8 senders at once may each be half-way through a
+# message of up to 64 KiB (134 blocks) to the same node, and those
+# half-received messages must fit in the pool, or it fills with them and
+# nothing can complete (the 256 KiB default pool has 497 blocks).  So the
+# driver gets a pool of 1 MiB (1998 blocks) here; PSSTRESS_POOL_KB=256
+# shows the problem.
+pool_kb=${PSSTRESS_POOL_KB:-1024}
+reload='rmmod ps1 && insmod /lib/modules/extra/ps1.ko $(tr " " "\n" < /proc/cmdline | sed -n "s/^ps1\.//p") pool_kb='$pool_kb
+check "$mode: ps1 reloaded with a pool of $pool_kb KiB" vc exec all -- "$reload"
+retry 30 vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/state)" = up'
+
+# Every process sends 20 messages to each of the 7 others (its own node's
+# other process too), sizes random up to 64 KiB and 0, 1, 492, 493, 65536,
+# interleaving sends and receives.
+all2all() {
+	_o=$(vc exec -t 300 all -- $ps all2all 4 2 20 2>&1)
+	report "$_o"
+	[ "$(echo "$_o" | grep -c '^node[0-3]: ok ')" = 12 ] && ! echo "$_o" | grep -q FAIL
+}
+t0=$(date +%s)
+check "$mode: all-to-all of 8 processes on 4 nodes, 20 random-size messages per pair, checksummed, in order" all2all
+echo "  all-to-all: $(($(date +%s) - t0)) s"
+check "$mode: all-to-all left every board clean (no cleanup reset)" clean
+
+check "$mode: guest dmesg is clean" vc exec all -- ps1test dmesg
+vc down > /dev/null
+check_fails "$mode: down leaves no QEMU" pgrep -f "vc-$name-node"
