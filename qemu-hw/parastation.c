@@ -32,6 +32,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(ParaStationState, PARASTATION)
 #define PS_HALF_WORDS       (PS_FIFO_WORDS / 2)
 #define PS_MAX_DATA_WORDS   FABRIC_PS1_MAX_WORDS    /* 508 bytes */
 #define PS_MAX_PKT_WORDS    (1 + PS_MAX_DATA_WORDS)
+/*
+ * RX space goes back to the fabric once a maximal packet's worth is free.
+ * While less is owed, the fabric's credit still fits any packet, so no
+ * packet ever waits for it, and a ping-pong costs no credit frames.
+ */
+#define PS_CREDIT_BATCH     (4 * PS_MAX_PKT_WORDS)
 
 typedef struct PsFifo {
     uint32_t word[PS_FIFO_WORDS];
@@ -67,6 +73,7 @@ struct ParaStationState {
     PsFifo rx;
     PsFifo ready;               /* packet-ready FIFO: header words */
     uint32_t rx_words_left;     /* of the packet being read; 0: header */
+    uint32_t rx_credit_owed;    /* bytes read, not yet credited back */
 
     uint8_t bar_mask;
     uint8_t bar_wait;
@@ -195,6 +202,7 @@ static void ps_send_hello(ParaStationState *s)
 
     fabric_put_le16(p + 1, s->node);
     s->link.node = s->node;
+    s->rx_credit_owed = 0;      /* a HELLO resets the fabric's credit */
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
                      sizeof(p));
 }
@@ -297,7 +305,11 @@ static uint32_t ps_nreg_read(ParaStationState *s)
         /* Whole packet read: its space goes back to the network. */
         uint32_t header = fifo_pop(&s->ready);
 
-        ps_send_credit(s, FABRIC_PS1_PKT_BYTES(header & 0xffff));
+        s->rx_credit_owed += FABRIC_PS1_PKT_BYTES(header & 0xffff);
+        if (s->rx_credit_owed >= PS_CREDIT_BATCH) {
+            ps_send_credit(s, s->rx_credit_owed);
+            s->rx_credit_owed = 0;
+        }
     }
     return w;
 }

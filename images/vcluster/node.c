@@ -46,7 +46,9 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
     ADD("-chardev");
     ADD("socket,id=vc-qga,path=%s,server=on,wait=off", qga);
     ADD("-device");
-    ADD("virtio-serial-pci,id=vc-vser");
+    /* 2 ports (0 is reserved) and no ioeventfds: the default 31 ports
+     * put ~70 eventfds into every main-loop poll. */
+    ADD("virtio-serial-pci,id=vc-vser,max_ports=2,ioeventfd=off");
     ADD("-device");
     ADD("virtserialport,bus=vc-vser.0,chardev=vc-qga,"
         "name=org.qemu.guest_agent.0");

@@ -245,16 +245,28 @@ static void test_receive_and_packet_ready(void)
         g_assert_cmpuint(qt_readl(qt, R(NREG)), ==, w1[i]);
     }
     g_assert_cmphex(qt_readl(qt, R(PKT_STATE)), ==, 0);
-    /* The whole packet read: its 16 bytes go back as credit. */
-    expect_frame(b, FABRIC_TYPE_CREDIT, &h, &p);
-    g_assert_cmpuint(fabric_get_le32(p), ==, 16);
-    g_free(p);
+    /* Its 16 bytes are owed, not credited yet: less than a max packet. */
+    g_assert_true(ff_quiet(b->ff));
     g_assert_cmphex(qt_readl(qt, R(RX_HEAD)), ==, 1 << 16 | 1);
     g_assert_cmphex(qt_readl(qt, R(NREG)), ==, 1 << 16 | 1);
     g_assert_cmpuint(qt_readl(qt, R(NREG)), ==, 21);
     g_assert_cmphex(qt_readl(qt, R(SREG)) & (PKT_READY | RX_EMPTY), ==,
                     RX_EMPTY);
     g_assert_cmpuint(qt_readl(qt, R(CNT_RX)), ==, 2);
+
+    /* A max packet read makes the 24 + 512 owed bytes one credit frame. */
+    uint32_t big[127];
+    for (int i = 0; i < 127; i++) {
+        big[i] = 0x1000 + i;
+    }
+    send_packet(b, 1, big, 127);
+    g_assert_true(qt_wait_reg(qt, R(SREG), PKT_READY, PKT_READY));
+    for (int i = 0; i < 128; i++) {
+        qt_readl(qt, R(NREG));
+    }
+    expect_frame(b, FABRIC_TYPE_CREDIT, &h, &p);
+    g_assert_cmpuint(fabric_get_le32(p), ==, 24 + 512);
+    g_free(p);
 
     qt_readl(qt, R(NREG));                          /* empty FIFO */
     g_assert_cmphex(qt_readl(qt, R(SREG)) & ERR_RX_UNDERFLOW, ==,
