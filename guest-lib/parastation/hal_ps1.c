@@ -288,14 +288,16 @@ static int64_t now_ns(void)
 static uint32_t ps1_stall(struct ps1 *p, uint32_t cond, int *timeout_ms)
 {
 	int64_t t0 = now_ns(), t = t0, budget = p->stall_ms;
-	uint32_t sreg = rd(p, PS1_REG_SREG);
+	uint32_t sreg;
 
 	if (*timeout_ms >= 0 && *timeout_ms < budget)
 		budget = *timeout_ms;
-	while (!PS1_WAIT_MET(sreg, cond) && t - t0 < budget * 1000000) {
+	if (budget <= 0)
+		return rd(p, PS1_REG_SREG);
+	do {	/* a WAIT read that needs no stall returns at once */
 		sreg = rd(p, PS1_WAIT_ADDR(cond));
 		t = now_ns();
-	}
+	} while (!PS1_WAIT_MET(sreg, cond) && t - t0 < budget * 1000000);
 	if (*timeout_ms > 0) {
 		*timeout_ms -= (t - t0) / 1000000;
 		if (*timeout_ms <= 0)
@@ -367,22 +369,29 @@ static int ps1_barrier_join(ps_hal_t *h, unsigned int line, int join)
 	return 0;
 }
 
+/* Fast path: arrive, one WAIT read, acknowledge; no system call. */
 static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 {
 	struct ps1 *p = P(h);
 	uint32_t bit = 1u << line, done = bit << PS1_SREG_BAR_DONE_SHIFT;
+	uint32_t sreg;
 	struct ps1_wait w = { 0 };
 	int64_t deadline = 0, left;
+	int checked = 0;
 
-	if (!(p->bar_lines & bit) ||
-	    !(rd(p, PS1_REG_BARRIER_MASK) & bit))
+	if (!(p->bar_lines & bit))
 		ps1_barrier_join(h, line, 1);
 	if (timeout_ms >= 0)
 		deadline = now_ns() / 1000000 + timeout_ms;
 	wr(p, PS1_REG_BARRIER, bit);	/* arrive */
 	/* an error ends the stall early: the sleep below sorts it out */
-	ps1_stall(p, bit << PS1_WAIT_BARRIER_SHIFT, &timeout_ms);
-	while (!(rd(p, PS1_REG_SREG) & done)) {
+	sreg = ps1_stall(p, bit << PS1_WAIT_BARRIER_SHIFT, &timeout_ms);
+	while (!(sreg & done)) {
+		/* another process of the node may have left the line */
+		if (!checked++ && !(rd(p, PS1_REG_BARRIER_MASK) & bit)) {
+			ps1_barrier_join(h, line, 1);
+			wr(p, PS1_REG_BARRIER, bit);
+		}
 		/* BAR_DONE of another line wakes us too: loop until ours */
 		w.events = PS1_EV_BARRIER;
 		w.revents = 0;
@@ -398,8 +407,9 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 		}
 		if (ioctl(p->fd, PS1_IOC_WAIT, &w) && errno != ETIMEDOUT)
 			return -1;
+		sreg = rd(p, PS1_REG_SREG);
 	}
-	wr(p, PS1_REG_BARRIER, bit << PS1_BARRIER_DONE_SHIFT);
+	wr(p, PS1_REG_BARRIER, bit << PS1_BARRIER_DONE_SHIFT);	/* ack */
 	return 0;
 }
 
