@@ -131,6 +131,31 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
 
+# The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
+# also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.
+# The toolchain comes from `make deps`; without it that one test is skipped.
+RV32_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
+RV32_FW_CFLAGS := -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles \
+	-fno-tree-loop-distribute-patterns -Wall -Wextra
+RV32_FW_SRC := tests/unit/rv32/start.S tests/unit/rv32/fw.c
+
+$(B)/tests/rv32/fw.elf: $(RV32_FW_SRC) tests/unit/rv32/fw.h
+	@mkdir -p $(dir $@)
+	riscv64-unknown-elf-gcc $(RV32_FW_CFLAGS) -Wl,-Ttext=0 -o $@ $(RV32_FW_SRC) -lgcc
+
+$(B)/tests/rv32/fw.bin: $(B)/tests/rv32/fw.elf
+	riscv64-unknown-elf-objcopy -O binary $< $@
+
+ifneq ($(RV32_GCC),)
+RV32_FW := $(B)/tests/rv32/fw.bin
+RV32_FW_DEF := -DRV32_FW_BIN='"$(abspath $(RV32_FW))"'
+endif
+
+$(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/rv32core.h \
+		$(B)/obj/qemu-hw/rv32core.o $(RV32_FW)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
+
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)
 QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))

@@ -10,6 +10,7 @@ linux-image-amd64 linux-headers-amd64 kmod
 busybox-static cpio zstd xz-utils qemu-guest-agent
 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 tshark iproute2 procps
+gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
 "
 
 if [ "$(id -u)" != 0 ]; then
