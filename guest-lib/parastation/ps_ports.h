@@ -10,6 +10,12 @@
  * that finds it taken hands the CPU to others (sched_yield) instead of
  * spinning.  Ports and rawdata exclude each other on a node (EBUSY).
  *
+ * Flow control: a message is sent only when the receiving node has room
+ * for all of it in its pool (eager credit per pair of nodes, or a grant
+ * for one large message), so that the pool never fills with parts of
+ * messages and nothing is dropped; a receiver that does not read holds
+ * back the nodes that send to it.
+ *
  * All calls return -1 (or NULL) and set errno on failure.
  * docs/parastation-lib.md has the reference and the wire format.
  */
@@ -41,7 +47,8 @@ typedef struct ps_port ps_port_t;
  * Open port id (0..PS_PORTS_MAX-1, or PS_PORT_ANY for a free one) on this
  * node.  Errors: EINVAL bad id; EADDRINUSE the port is taken by a live
  * process; EAGAIN no free port; EBUSY a rawdata user has the node;
- * ENOSPC the pool is too small; the errors of ps_hal_open().
+ * ENOSPC the pool is too small; EPROTO the pool was set up by another
+ * version of this library; the errors of ps_hal_open().
  */
 ps_port_t *ps_port_open(int port);
 /* Close: frees the port and the messages still queued for it. */
@@ -52,10 +59,13 @@ unsigned int ps_port_node(const ps_port_t *p);
 unsigned int ps_port_nodes(const ps_port_t *p);
 
 /*
- * Send len (0..PS_PORT_MSG_MAX) bytes to port dport of node dest; returns
+ * Send len (0..PS_PORT_MSG_MAX) bytes to port dport of node dest; waits
+ * until dest has room for the whole message (flow control), then returns
  * once the last fragment is in the NIC.  Messages to a port nobody has
- * open are dropped at the receiver.  Errors: EHOSTUNREACH bad node;
- * EINVAL bad port or buf NULL with len; EMSGSIZE len too large.
+ * open are kept at the receiver until it is opened.  Errors:
+ * EHOSTUNREACH bad node; EINVAL bad port or buf NULL with len; EMSGSIZE
+ * len too large, or larger than dest's pool can ever hold; EINTR, ENODEV
+ * while waiting.
  */
 int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 		 size_t len);

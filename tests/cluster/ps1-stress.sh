@@ -1,9 +1,12 @@
 #!/bin/sh
 # Stress of the ParaStation ports layer on a 2x2 torus, through psstress in
-# the guests: a flood into one slow receiver, an all-to-all exchange of 8
-# processes with random sizes, and a sender whose own messages fill the pool.
+# the guests: a flood into one slow receiver, 8 senders of 64 KiB messages
+# into one late receiver, an all-to-all exchange of 8 processes with random
+# sizes, and a sender whose own messages fill the pool.  All with the
+# driver's default pool (256 KiB).
 # tests/cluster/ps1-stress.sh direct|libvirt
 # PSSTRESS_SEED picks the message sizes (default: the time; printed).
+# PSSTRESS_POOL_KB reloads ps1.ko with a pool of that size first.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psstress "${1:-direct}"
@@ -16,14 +19,22 @@ ps="psstress -s $seed -t 150"
 # The ok/FAIL lines of psstress, FAIL lines last (check shows the tail).
 report() { echo "$1" | grep -v FAIL; echo "$1" | grep FAIL | head -n 8; }
 
+if [ -n "${PSSTRESS_POOL_KB:-}" ]; then
+	reload='rmmod ps1 && insmod /lib/modules/extra/ps1.ko $(tr " " "\n" < /proc/cmdline | sed -n "s/^ps1\.//p") pool_kb='$PSSTRESS_POOL_KB
+	check "$mode: ps1 reloaded with a pool of $PSSTRESS_POOL_KB KiB" vc exec all -- "$reload"
+	retry 30 vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/state)" = up'
+fi
+echo "  pool: $(vc exec 0 -- cat /sys/bus/pci/drivers/ps1/0*/pool_kb 2>/dev/null) KiB"
+
 # A sender that fills the pool with messages to itself must move them out
-# of the pool instead of waiting for room that only it could make.
+# of the pool instead of waiting for room (credit) that only it could make.
 check "$mode: a sender whose own messages fill the pool goes on (6 x 64 KiB to itself)" \
 	vc exec -t 120 2 -- $ps self 40 6
 
 # 3 nodes flood port 30 of node 0 with 1000 messages each (mostly small,
-# some up to 64 KiB); the receiver sleeps 2 ms per message, so the pool,
-# the FIFOs and the network fill up and hold the senders back.
+# some up to 64 KiB); the receiver sleeps 2 ms per message, so the
+# senders run out of credit, and the FIFOs and the network fill up while
+# it sleeps: both hold the senders back.
 held() { vc fabric counters | sed -n 's/^node 0 .* held=\([0-9]*\).*/\1/p'; }
 flood() {
 	vc exec -d 0 -- "$ps flood-recv 30 1000 2000 1 1 2 3 > /tmp/flood.log 2>&1" >/dev/null
@@ -48,16 +59,25 @@ echo "  flood: $(($(date +%s) - t0)) s, $((${h1:-0} - ${h0:-0})) packets held ba
 clean() { vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/counters/cleanup_resets)" = 0'; }
 check "$mode: self and flood left every board clean (no cleanup reset)" clean
 
-# All to all: up to 8 senders at once may each be half-way through a
-# message of up to 64 KiB (134 blocks) to the same node, and those
-# half-received messages must fit in the pool, or it fills with them and
-# nothing can complete (the 256 KiB default pool has 497 blocks).  So the
-# driver gets a pool of 1 MiB (1998 blocks) here; PSSTRESS_POOL_KB=256
-# shows the problem.
-pool_kb=${PSSTRESS_POOL_KB:-1024}
-reload='rmmod ps1 && insmod /lib/modules/extra/ps1.ko $(tr " " "\n" < /proc/cmdline | sed -n "s/^ps1\.//p") pool_kb='$pool_kb
-check "$mode: ps1 reloaded with a pool of $pool_kb KiB" vc exec all -- "$reload"
-retry 30 vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/state)" = up'
+# Fan-in: 8 processes (2 per node, node 0 too) each send 3 messages of
+# 64 KiB (134 fragments) to port 40 of node 0, whose receiver starts to
+# read only after 2 s.  Without flow control their half-received messages
+# filled the pool (~500 blocks) and none could ever complete: the old
+# library hung on it.  Now a message goes only with room for all of it.
+fanin() {
+	vc exec -d 0 -- "$ps fanin-recv 40 3 2000 2 0 1 2 3 > /tmp/fanin.log 2>&1" >/dev/null
+	_s=$(vc exec -t 200 all -- $ps fanin-send 0 40 2 3 2>&1)
+	_rc=$?
+	retry 60 vc exec 0 -- '! pidof psstress'
+	_r=$(vc exec 0 -- cat /tmp/fanin.log 2>&1)
+	report "$_s
+$_r"
+	[ $_rc = 0 ] && [ "$(echo "$_s" | grep -c ': ok   fanin-send:')" = 4 ] &&
+		echo "$_r" | grep -q '^ok' && ! echo "$_r" | grep -q FAIL
+}
+t0=$(date +%s)
+check "$mode: fan-in of 8 senders x 3 messages of 64 KiB into one late receiver: no deadlock, all there once, in order" fanin
+echo "  fan-in: $(($(date +%s) - t0)) s"
 
 # Every process sends 20 messages to each of the 7 others (its own node's
 # other process too), sizes random up to 64 KiB and 0, 1, 492, 493, 65536,
@@ -70,7 +90,7 @@ all2all() {
 t0=$(date +%s)
 check "$mode: all-to-all of 8 processes on 4 nodes, 20 random-size messages per pair, checksummed, in order" all2all
 echo "  all-to-all: $(($(date +%s) - t0)) s"
-check "$mode: all-to-all left every board clean (no cleanup reset)" clean
+check "$mode: fan-in and all-to-all left every board clean (no cleanup reset)" clean
 
 check "$mode: guest dmesg is clean" vc exec all -- ps1test dmesg
 vc down > /dev/null

@@ -28,6 +28,15 @@
  *	Sends COUNT messages of 64 KiB to its own PORT, more than the pool
  *	holds, then receives them: the sender must move its own messages
  *	out of the full pool instead of waiting for ever.
+ *   fanin-recv PORT COUNT DELAY_MS NPROC NODE...
+ *	Opens PORT, tells the NPROC senders on each NODE (ports PORT+1 ..
+ *	PORT+NPROC) "go", sleeps DELAY_MS, then receives COUNT messages of
+ *	64 KiB from each of them.  Many senders half-way through 64 KiB
+ *	messages to one node: without flow control their parts fill the
+ *	pool and none can complete.
+ *   fanin-send DEST PORT NPROC COUNT
+ *	Forks NPROC processes on ports PORT+1 .. PORT+NPROC; each waits for
+ *	"go" from PORT on DEST, then sends COUNT messages of 64 KiB there.
  *
  * -s SEED (default 1) picks the message sizes: both ends compute them from
  * (SEED, sender, receiver, seq), so the receiver knows every length.  The
@@ -203,6 +212,7 @@ struct stream {
 	uint32_t count;		/* messages expected */
 	uint32_t next;		/* next seq expected */
 	unsigned int big32;
+	size_t fixed;		/* every message has this size (0: random) */
 	int hello;		/* all2all: its hello has come */
 	unsigned long bytes;
 	unsigned int got, bad, lost, dup, extra;
@@ -231,7 +241,8 @@ static void on_msg(struct stream *st, const uint8_t *b, size_t n)
 			}
 		}
 	}
-	if (n != msg_size(st->src, st->dst, st->next, st->big32) ||
+	if (n != (st->fixed ? st->fixed :
+		  msg_size(st->src, st->dst, st->next, st->big32)) ||
 	    !verify(b, n, st->src, st->next))
 		st->bad++;
 	st->got++;
@@ -760,11 +771,196 @@ static int cmd_self(int port, uint32_t count)
 	return fails;
 }
 
+/* ---- fan-in: many senders of 64 KiB messages, a late receiver ---- */
+
+static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
+			  char **av, int ac)
+{
+	struct stream st[MAX_SENDERS];
+	uint8_t *b = malloc(MAX_MSG);
+	char what[64];
+	unsigned int me, from, stray = 0, ok = 0;
+	uint32_t got = 0, total, go[2] = { GO_MAGIC, 0 };
+	unsigned long dropped;
+	double t0, t1, deadline;
+	ps_port_t *p;
+	ssize_t n;
+	int i, j, ns = ac * nproc, fport, err = 0;
+
+	if (port < 0 || port + nproc >= PS_PORTS_MAX || !count ||
+	    delay_ms < 0 || nproc < 1 || ac < 1 || ns > MAX_SENDERS) {
+		printf("FAIL fanin-recv: PORT + NPROC < %d, COUNT > 0, DELAY_MS >= 0, NPROC > 0, 1..%d senders\n",
+		       PS_PORTS_MAX, MAX_SENDERS);
+		return 2;
+	}
+	snprintf(what, sizeof(what), "fanin-recv port %d", port);
+	arm_alarm(what, timeout_s + 10);	/* the loop has a deadline */
+	p = port_open_or_fail(port);
+	if (!p || !b)
+		return 1;
+	me = ps_port_node(p);
+	memset(st, 0, sizeof(st));
+	for (i = 0; i < ac; i++)
+		for (j = 0; j < nproc; j++) {
+			struct stream *s = &st[i * nproc + j];
+
+			s->src = EP(strtoul(av[i], NULL, 0), port + 1 + j);
+			s->dst = EP(me, port);
+			s->count = count;
+			s->fixed = MAX_MSG;
+			if (EP_NODE(s->src) >= ps_port_nodes(p)) {
+				printf("FAIL fanin-recv: no node %s\n", av[i]);
+				return 2;
+			}
+		}
+	total = count * ns;
+	progress_of = total;
+	t0 = now_s();
+	deadline = t0 + timeout_s;
+	for (i = 0; i < ns && !err; i++)
+		if (ps_port_send(p, EP_NODE(st[i].src), EP_PORT(st[i].src), go,
+				 sizeof(go)))
+			err = errno;
+	/* the senders fill what they can meanwhile */
+	sleep_us(delay_ms * 1000);
+	t1 = now_s();
+	while (!err && streams_left(st, ns)) {
+		n = ps_port_recv(p, &from, &fport, b, MAX_MSG, 1000);
+		if (n < 0 && errno != ETIMEDOUT) {
+			err = errno;
+			break;
+		}
+		if (now_s() > deadline) {
+			err = ETIMEDOUT;
+			break;
+		}
+		if (n < 0)
+			continue;
+		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
+			;
+		if (i == ns) {
+			stray++;
+			continue;
+		}
+		on_msg(&st[i], b, n);
+		progress = ++got;
+	}
+	t1 = now_s() - t1;
+	while (!err && (n = ps_port_recv(p, &from, &fport, b, MAX_MSG,
+					 EXTRA_MS)) >= 0) {
+		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
+			;
+		if (i < ns)
+			st[i].extra++;
+		else
+			stray++;
+	}
+	alarm(0);
+	dropped = ps_port_dropped(p);
+	for (i = 0; i < ns; i++) {
+		ok += stream_ok(&st[i]);
+		stream_report("fanin-recv", &st[i]);
+	}
+	CHECK(!err && ok == (unsigned int)ns && !stray && !dropped,
+	      "fanin-recv node %u port %d: %u of %d senders ok, %u of %u messages of %d bytes, %u stray, %lu dropped, %.1f s after a delay of %ld ms%s%s",
+	      me, port, ok, ns, got, total, MAX_MSG, stray, dropped, t1,
+	      delay_ms, err ? ": " : "", err ? strerror(err) : "");
+	ps_port_close(p);
+	free(b);
+	return fails;
+}
+
+static int fanin_child(unsigned int dest, int port, int idx, uint32_t count)
+{
+	uint8_t *b = malloc(MAX_MSG);
+	char what[80];
+	unsigned int from;
+	uint32_t ep, seq, go[2];
+	double t0, t, longest = 0;
+	ps_port_t *p;
+	ssize_t n;
+	int fport, myport = port + 1 + idx;
+
+	snprintf(what, sizeof(what), "fanin-send port %d to node %u port %d",
+		 myport, dest, port);
+	arm_alarm(what, timeout_s);
+	p = port_open_or_fail(myport);
+	if (!p || !b)
+		return 1;
+	if (dest >= ps_port_nodes(p)) {
+		printf("FAIL fanin-send: no node %u\n", dest);
+		return 2;
+	}
+	ep = EP(ps_port_node(p), myport);
+	progress_of = count;
+	n = ps_port_recv(p, &from, &fport, go, sizeof(go), timeout_s * 1000);
+	if (n != sizeof(go) || from != dest || fport != port ||
+	    go[0] != GO_MAGIC) {
+		printf("FAIL fanin-send node %u port %d: no go from node %u port %d: %s\n",
+		       ps_port_node(p), myport, dest, port,
+		       n < 0 ? strerror(errno) : "bad message");
+		return 1;
+	}
+	t0 = now_s();
+	for (seq = 0; seq < count; seq++) {
+		fill(b, MAX_MSG, ep, seq);
+		t = now_s();
+		if (ps_port_send(p, dest, port, b, MAX_MSG)) {
+			printf("FAIL fanin-send node %u port %d: message %u: %s\n",
+			       ps_port_node(p), myport, seq, strerror(errno));
+			return 1;
+		}
+		t = now_s() - t;
+		if (t > longest)
+			longest = t;
+		progress = seq + 1;
+	}
+	alarm(0);
+	CHECK(1, "fanin-send node %u port %d -> node %u port %d: %u messages of %d bytes in %.1f s, longest send %.0f ms",
+	      ps_port_node(p), myport, dest, port, count, MAX_MSG,
+	      now_s() - t0, longest * 1e3);
+	ps_port_close(p);
+	free(b);
+	return fails;
+}
+
+static int cmd_fanin_send(unsigned int dest, int port, int nproc,
+			  uint32_t count)
+{
+	pid_t pid[A2A_NPROC_MAX];
+	int i, st, bad = 0;
+
+	if (port < 0 || nproc < 1 || port + nproc >= PS_PORTS_MAX ||
+	    nproc > A2A_NPROC_MAX || !count) {
+		printf("FAIL fanin-send: PORT + NPROC < %d, NPROC > 0, COUNT > 0\n",
+		       PS_PORTS_MAX);
+		return 2;
+	}
+	for (i = 0; i < nproc; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0)
+			exit(!!fanin_child(dest, port, i, count));
+		if (pid[i] < 0) {
+			printf("FAIL fanin-send: fork: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	/* each child has its own alarm */
+	for (i = 0; i < nproc; i++)
+		if (waitpid(pid[i], &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			bad++;
+	CHECK(!bad, "fanin-send: %d processes on ports %d..%d, %d failed",
+	      nproc, port + 1, port + nproc, bad);
+	return fails;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: psstress [-s SEED] [-t SECONDS] all2all NODES NPROC ROUNDS |\n"
 		"  flood-recv PORT COUNT SLEEP_US EVERY NODE... | flood-send DEST PORT COUNT |\n"
-		"  self PORT COUNT\n");
+		"  self PORT COUNT | fanin-recv PORT COUNT DELAY_MS NPROC NODE... |\n"
+		"  fanin-send DEST PORT NPROC COUNT\n");
 	exit(2);
 }
 
@@ -795,6 +991,13 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "flood-send") && argc == 4)
 		return !!cmd_flood_send(strtoul(argv[1], NULL, 0), atoi(argv[2]),
 					strtoul(argv[3], NULL, 0));
+	if (!strcmp(c, "fanin-recv") && argc >= 6)
+		return !!cmd_fanin_recv(atoi(argv[1]), strtoul(argv[2], NULL, 0),
+					atol(argv[3]), atoi(argv[4]), argv + 5,
+					argc - 5);
+	if (!strcmp(c, "fanin-send") && argc == 5)
+		return !!cmd_fanin_send(strtoul(argv[1], NULL, 0), atoi(argv[2]),
+					atoi(argv[3]), strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "self") && argc == 3)
 		return !!cmd_self(atoi(argv[1]), strtoul(argv[2], NULL, 0));
 	usage();
