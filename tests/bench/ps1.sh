@@ -8,8 +8,10 @@
 # Writes build/bench/ps1.tsv:
 #   layer<TAB>nodes<TAB>size_bytes<TAB>latency_us<TAB>bandwidth_MBps
 # Targets are reported, never enforced.  The points the targets compare
-# (8 bytes; the 4-node barrier) are the median of PS1_BENCH_REPS (3) runs,
-# because 4-8 emulated VMs on 2 cores make single runs noisy.
+# (ports and TCP at 8 bytes; hw and TCP barrier on 4 nodes) are measured
+# PS1_BENCH_REPS (5) times, the two sides alternating, and the median is
+# kept: 4-8 emulated VMs on 2 shared cores make single runs noisy, and
+# alternating keeps a slow spell from favouring one side.
 # Env: PS1_BENCH_ROUNDS (100), PS1_BENCH_BARRIERS (200), PS1_BENCH_REPS,
 # PS1_BENCH_8=0 skips the 8-node cluster.
 set -eu
@@ -19,7 +21,7 @@ name=bench-ps1
 out="$top/build/bench/ps1.tsv"
 rounds=${PS1_BENCH_ROUNDS:-100}
 bar_count=${PS1_BENCH_BARRIERS:-200}
-reps=${PS1_BENCH_REPS:-3}
+reps=${PS1_BENCH_REPS:-5}
 small="1 4 8 16 32 64 128 256 508"
 frag="1024 4096 16384 65536"
 mkdir -p "$(dirname "$out")"
@@ -54,8 +56,9 @@ row() {	# row LAYER NODES SIZE LAT
 		bw = (t > 0 && s > 0) ? s / t : 0
 		printf "%s\t%s\t%s\t%.2f\t%.3f\n", l, n, s, t, bw }' >> "$tmp/tsv"
 }
-rounds_for() {	# fewer rounds for the biggest messages
+rounds_for() {	# fewer rounds for the biggest messages, more for the target
 	if [ "$1" -ge 65536 ]; then echo $((rounds / 5 > 0 ? rounds / 5 : 1))
+	elif [ "$1" = 8 ]; then echo $((rounds * 3))
 	else echo "$rounds"; fi
 }
 # lat_of TEXT: the "half round trip X us" of pstest's ok line
@@ -67,21 +70,26 @@ median() {	# median of the numbers on stdin
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
-pair() {	# pair LAYER SIZE: one row, the median of the runs
-	all=""
-	i=0
-	while [ $i -lt "$(reps_for "$2")" ]; do
-		lat=$(pair_once "$1" "$2")
-		[ -n "$lat" ] && all="$all $lat"
+pair() {	# pair LAYER SIZE: one run, one row
+	lat=$(pair_once "$1" "$2")
+	[ -z "$lat" ] && return 0
+	row "$1" 2 "$2" "$lat"
+	printf '  %-8s %6s bytes  %10s us\n' "$1" "$2" "$lat"
+}
+
+# alternate NAME_A NAME_B CMD_A CMD_B: run CMD_A and CMD_B (each prints a
+# latency) $reps times in turn; sets med_a / med_b to the medians.
+alternate() {
+	all_a="" all_b="" i=0
+	while [ $i -lt "$reps" ]; do
+		lat=$($3) && [ -n "$lat" ] && all_a="$all_a $lat"
+		lat=$($4) && [ -n "$lat" ] && all_b="$all_b $lat"
 		i=$((i + 1))
 	done
-	[ -z "$all" ] && return 0
-	lat=$(echo $all | tr ' ' '\n' | median)
-	row "$1" 2 "$2" "$lat"
-	printf '  %-8s %6s bytes  %10s us  (runs:%s)\n' "$1" "$2" "$lat" "$all"
-}
-reps_for() {	# the targets' size gets several runs
-	if [ "$1" = 8 ]; then echo "$reps"; else echo 1; fi
+	med_a=$(echo $all_a | tr ' ' '\n' | median)
+	med_b=$(echo $all_b | tr ' ' '\n' | median)
+	printf '  %-11s %10s us  (runs:%s)\n' "$1" "${med_a:--}" "$all_a"
+	printf '  %-11s %10s us  (runs:%s)\n' "$2" "${med_b:--}" "$all_b"
 }
 
 pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
@@ -127,27 +135,24 @@ barrier_once() {
 	echo "$lat"
 }
 
-# barrier_layer LAYER N PATTERN CMD: one row; 4 nodes (the target) is the
-# median of several runs.
-barrier_layer() {
-	n=1 all=""
-	[ "$2" = 4 ] && n=$reps
-	while [ "$n" -gt 0 ]; do
-		lat=$(barrier_once "$2" "$3" "$4")
-		[ -n "$lat" ] && all="$all $lat"
-		n=$((n - 1))
-	done
-	[ -z "$all" ] && return 0
-	lat=$(echo $all | tr ' ' '\n' | median)
-	row "$1" "$2" 0 "$lat"
-	printf '  %-11s %d nodes  %10s us  (runs:%s)\n' "$1" "$2" "$lat" "$all"
+hw_barrier() { barrier_once "$nn_cur" "$hw_pat" "pstest barrier-loop 0 $bar_count"; }
+tcp_barrier() {
+	barrier_once "$nn_cur" "$tcp_pat" \
+		"tcpbench barrier --nodes $nn_cur --rank @RANK@ --count $bar_count -p 5099 -r 30"
 }
+hw_pat='s/^ok .*, \([0-9.]*\) us per barrier.*/\1/p'
+tcp_pat='s/^barrier .*mean_us=\([0-9.]*\).*/\1/p'
 
 barriers() {	# barriers N: hw and TCP barrier on all N nodes of $cur
-	barrier_layer barrier-hw "$1" 's/^ok .*, \([0-9.]*\) us per barrier.*/\1/p' \
-		"pstest barrier-loop 0 $bar_count"
-	barrier_layer barrier-tcp "$1" 's/^barrier .*mean_us=\([0-9.]*\).*/\1/p' \
-		"tcpbench barrier --nodes $1 --rank @RANK@ --count $bar_count -p 5099 -r 30"
+	nn_cur=$1
+	if [ "$1" = 4 ]; then
+		alternate barrier-hw barrier-tcp hw_barrier tcp_barrier
+	else
+		med_a=$(hw_barrier) med_b=$(tcp_barrier)
+		printf '  %-11s %10s us\n  %-11s %10s us\n' barrier-hw "${med_a:--}" barrier-tcp "${med_b:--}"
+	fi
+	[ -n "$med_a" ] && row barrier-hw "$1" 0 "$med_a"
+	[ -n "$med_b" ] && row barrier-tcp "$1" 0 "$med_b"
 }
 
 # ---- 4 nodes: pairwise exchange and the 4-node barrier -------------------
@@ -155,9 +160,15 @@ echo "== 4 nodes, torus:2x2: pairwise exchange node0 <-> node1"
 up ${name}4 4 torus:2x2 ""
 for s in $small; do pair hal "$s"; done
 for s in $small $frag; do pair rawdata "$s"; done
-for s in $small $frag; do pair ports "$s"; done
+for s in $small $frag; do [ "$s" = 8 ] || pair ports "$s"; done
 bg 1 "tcpbench server -p 5001"
-for s in $small $frag; do pair tcp "$s"; done
+for s in $small $frag; do [ "$s" = 8 ] || pair tcp "$s"; done
+echo "== the target points, alternating"
+ports8() { pair_once ports 8; }
+tcp8() { pair_once tcp 8; }
+alternate "ports 8 B" "tcp 8 B" ports8 tcp8
+[ -n "$med_a" ] && row ports 2 8 "$med_a"
+[ -n "$med_b" ] && row tcp 2 8 "$med_b"
 echo "== barrier, 4 nodes"
 barriers 4
 down
@@ -186,7 +197,7 @@ echo
 for l in hal rawdata ports tcp; do
 	echo "Pairwise exchange, $l (node0 <-> node1, 1 hop)"
 	echo "  size_bytes  latency_us      MB/s"
-	awk -F'\t' -v l=$l '$1 == l { printf "  %10s  %10.1f  %8.3f\n", $3, $4, $5 }' "$out"
+	awk -F'\t' -v l=$l '$1 == l { printf "  %10s  %10.1f  %8.3f\n", $3, $4, $5 }' "$out" | sort -n
 	echo
 done
 echo "Barrier (mean per barrier)"
