@@ -92,12 +92,12 @@ $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 GUEST_TOOLS += $(B)/guest/bin/pstest
-$(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c $(B)/guest/lib/libps.a $(PSLIB_HDR)
+$(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 
 GUEST_TOOLS += $(B)/guest/bin/psstress
-$(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c $(B)/guest/lib/libps.a $(PSLIB_HDR)
+$(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 # --- end ParaStation library ---------------------------------------------

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "ps_ports.h"
+#include "check.h"
 
 #define MAX_MSG		PS_PORT_MSG_MAX
 #define A2A_BASE	20	/* all2all: process i has port 20 + i */
@@ -84,25 +85,6 @@
 
 static uint64_t seed = 1;
 static int timeout_s = 120;
-static int fails;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		int _ok = !!(cond);	/* evaluated once */		\
-		printf(_ok ? "ok   " : "FAIL ");			\
-		fails += !_ok;						\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void sleep_us(long us)
 {
@@ -276,6 +258,12 @@ static void stream_report(const char *what, const struct stream *st)
 	      EP_PORT(st->src), st->got, st->count, st->bytes, st->bad,
 	      st->lost, st->count - st->next, st->dup, st->extra);
 }
+
+struct recv_tally {
+	uint32_t got;		/* messages of the streams */
+	unsigned int stray;	/* from nobody expected */
+	unsigned int slept;
+};
 
 static ps_port_t *port_open_or_fail(int port)
 {
@@ -559,19 +547,82 @@ static int cmd_all2all(int nodes, int nproc, int rounds)
 
 #define FLOOD_BIG32	1
 
+/*
+ * Receive until every stream is complete, the deadline passes or an error
+ * comes; a slow receiver sleeps sleep_us after every every-th message.
+ * Returns 0 or an errno.
+ */
+static int receive_streams(ps_port_t *p, struct stream *st, int ns,
+			   double deadline, int every, long sleep,
+			   struct recv_tally *t)
+{
+	uint8_t *b = malloc(MAX_MSG);
+	unsigned int from;
+	int i, fport, err = 0;
+	ssize_t n;
+
+	if (!b)
+		return ENOMEM;
+	while (!err && streams_left(st, ns)) {
+		n = ps_port_recv(p, &from, &fport, b, MAX_MSG, 1000);
+		if (n < 0 && errno != ETIMEDOUT) {
+			err = errno;
+			break;
+		}
+		if (now_s() > deadline) {
+			err = ETIMEDOUT;
+			break;
+		}
+		if (n < 0)
+			continue;
+		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
+			;
+		if (i == ns) {
+			t->stray++;
+			continue;
+		}
+		on_msg(&st[i], b, n);
+		progress = ++t->got;
+		if (every && t->got % every == 0) {	/* the slow part */
+			sleep_us(sleep);
+			t->slept++;
+		}
+	}
+	free(b);
+	return err;
+}
+
+/* Listen EXTRA_MS longer: anything now is a duplicate or a stray. */
+static void count_extras(ps_port_t *p, struct stream *st, int ns,
+			 struct recv_tally *t)
+{
+	uint8_t *b = malloc(MAX_MSG);
+	unsigned int from;
+	int i, fport;
+
+	while (b && ps_port_recv(p, &from, &fport, b, MAX_MSG, EXTRA_MS) >= 0) {
+		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
+			;
+		if (i < ns)
+			st[i].extra++;
+		else
+			t->stray++;
+	}
+	free(b);
+}
+
 static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 			  char **av, int ac)
 {
 	struct stream st[MAX_SENDERS];
-	uint8_t *b = malloc(MAX_MSG);
+	struct recv_tally t = { 0 };
 	char what[64];
-	unsigned int me, from, stray = 0, slept = 0, ok = 0;
-	uint32_t got = 0, total, go[2] = { GO_MAGIC, 0 };
+	unsigned int me, ok = 0;
+	uint32_t total, go[2] = { GO_MAGIC, 0 };
 	unsigned long dropped;
 	double t0, deadline;
 	ps_port_t *p;
-	ssize_t n;
-	int i, fport, err = 0;
+	int i, err = 0;
 
 	if (port < 0 || port >= PS_PORTS_MAX || !count || sleep < 0 ||
 	    every < 1 || ac < 1 || ac > MAX_SENDERS) {
@@ -582,7 +633,7 @@ static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 	snprintf(what, sizeof(what), "flood-recv port %d", port);
 	arm_alarm(what, timeout_s + 10);	/* the loop has a deadline */
 	p = port_open_or_fail(port);
-	if (!p || !b)
+	if (!p)
 		return 1;
 	me = ps_port_node(p);
 	memset(st, 0, sizeof(st));
@@ -603,52 +654,21 @@ static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 	for (i = 0; i < ac && !err; i++)
 		if (ps_port_send(p, EP_NODE(st[i].src), port, go, sizeof(go)))
 			err = errno;
-	while (!err && streams_left(st, ac)) {
-		n = ps_port_recv(p, &from, &fport, b, MAX_MSG, 1000);
-		if (n < 0 && errno != ETIMEDOUT) {
-			err = errno;
-			break;
-		}
-		if (now_s() > deadline) {
-			err = ETIMEDOUT;
-			break;
-		}
-		if (n < 0)
-			continue;
-		for (i = 0; i < ac && st[i].src != EP(from, fport); i++)
-			;
-		if (i == ac) {
-			stray++;
-			continue;
-		}
-		on_msg(&st[i], b, n);
-		progress = ++got;
-		if (got % every == 0) {		/* the slow part */
-			sleep_us(sleep);
-			slept++;
-		}
-	}
-	while (!err && (n = ps_port_recv(p, &from, &fport, b, MAX_MSG,
-					 EXTRA_MS)) >= 0) {
-		for (i = 0; i < ac && st[i].src != EP(from, fport); i++)
-			;
-		if (i < ac)
-			st[i].extra++;
-		else
-			stray++;
-	}
+	if (!err)
+		err = receive_streams(p, st, ac, deadline, every, sleep, &t);
+	if (!err)
+		count_extras(p, st, ac, &t);
 	alarm(0);
 	dropped = ps_port_dropped(p);
 	for (i = 0; i < ac; i++) {
 		ok += stream_ok(&st[i]);
 		stream_report("flood-recv", &st[i]);
 	}
-	CHECK(!err && ok == (unsigned int)ac && !stray && !dropped,
+	CHECK(!err && ok == (unsigned int)ac && !t.stray && !dropped,
 	      "flood-recv node %u port %d: %u of %d senders ok, %u of %u messages, %u stray, %lu dropped, slept %u times %ld us, %.1f s%s%s",
-	      me, port, ok, ac, got, total, stray, dropped, slept, sleep,
+	      me, port, ok, ac, t.got, total, t.stray, dropped, t.slept, sleep,
 	      now_s() - t0, err ? ": " : "", err ? strerror(err) : "");
 	ps_port_close(p);
-	free(b);
 	return fails;
 }
 
@@ -777,15 +797,14 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 			  char **av, int ac)
 {
 	struct stream st[MAX_SENDERS];
-	uint8_t *b = malloc(MAX_MSG);
+	struct recv_tally t = { 0 };
 	char what[64];
-	unsigned int me, from, stray = 0, ok = 0;
-	uint32_t got = 0, total, go[2] = { GO_MAGIC, 0 };
+	unsigned int me, ok = 0;
+	uint32_t total, go[2] = { GO_MAGIC, 0 };
 	unsigned long dropped;
 	double t0, t1, deadline;
 	ps_port_t *p;
-	ssize_t n;
-	int i, j, ns = ac * nproc, fport, err = 0;
+	int i, j, ns = ac * nproc, err = 0;
 
 	if (port < 0 || port + nproc >= PS_PORTS_MAX || !count ||
 	    delay_ms < 0 || nproc < 1 || ac < 1 || ns > MAX_SENDERS) {
@@ -796,7 +815,7 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 	snprintf(what, sizeof(what), "fanin-recv port %d", port);
 	arm_alarm(what, timeout_s + 10);	/* the loop has a deadline */
 	p = port_open_or_fail(port);
-	if (!p || !b)
+	if (!p)
 		return 1;
 	me = ps_port_node(p);
 	memset(st, 0, sizeof(st));
@@ -824,49 +843,22 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 	/* the senders fill what they can meanwhile */
 	sleep_us(delay_ms * 1000);
 	t1 = now_s();
-	while (!err && streams_left(st, ns)) {
-		n = ps_port_recv(p, &from, &fport, b, MAX_MSG, 1000);
-		if (n < 0 && errno != ETIMEDOUT) {
-			err = errno;
-			break;
-		}
-		if (now_s() > deadline) {
-			err = ETIMEDOUT;
-			break;
-		}
-		if (n < 0)
-			continue;
-		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
-			;
-		if (i == ns) {
-			stray++;
-			continue;
-		}
-		on_msg(&st[i], b, n);
-		progress = ++got;
-	}
+	if (!err)
+		err = receive_streams(p, st, ns, deadline, 0, 0, &t);
 	t1 = now_s() - t1;
-	while (!err && (n = ps_port_recv(p, &from, &fport, b, MAX_MSG,
-					 EXTRA_MS)) >= 0) {
-		for (i = 0; i < ns && st[i].src != EP(from, fport); i++)
-			;
-		if (i < ns)
-			st[i].extra++;
-		else
-			stray++;
-	}
+	if (!err)
+		count_extras(p, st, ns, &t);
 	alarm(0);
 	dropped = ps_port_dropped(p);
 	for (i = 0; i < ns; i++) {
 		ok += stream_ok(&st[i]);
 		stream_report("fanin-recv", &st[i]);
 	}
-	CHECK(!err && ok == (unsigned int)ns && !stray && !dropped,
+	CHECK(!err && ok == (unsigned int)ns && !t.stray && !dropped,
 	      "fanin-recv node %u port %d: %u of %d senders ok, %u of %u messages of %d bytes, %u stray, %lu dropped, %.1f s after a delay of %ld ms%s%s",
-	      me, port, ok, ns, got, total, MAX_MSG, stray, dropped, t1,
+	      me, port, ok, ns, t.got, total, MAX_MSG, t.stray, dropped, t1,
 	      delay_ms, err ? ": " : "", err ? strerror(err) : "");
 	ps_port_close(p);
-	free(b);
 	return fails;
 }
 

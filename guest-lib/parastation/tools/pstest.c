@@ -38,31 +38,13 @@
 #include "ps_hal.h"
 #include "ps_ports.h"
 #include "ps_rawdata.h"
+#include "check.h"
 #include <sys/wait.h>
 
 #define MAX_MSG		65536
 #define STREAM_TIMEOUT	30000
 
-static int fails;
 static int hal_spin = 20;	/* polls before sleeping; $PS_HAL_SPIN */
-
-#define CHECK(cond, ...)						\
-	do {								\
-		int _ok = !!(cond);	/* evaluated once */		\
-		printf(_ok ? "ok   " : "FAIL ");			\
-		fails += !_ok;						\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 /*
  * Ping-pongs time all but their first tenth: the first rounds meet an
@@ -594,7 +576,6 @@ static int cmd_bad(void)
 	ps_raw_close(r);
 	return fails;
 }
-
 
 /* ---- ports ---- */
 
