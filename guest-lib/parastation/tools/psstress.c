@@ -611,13 +611,29 @@ static void count_extras(ps_port_t *p, struct stream *st, int ns,
 	free(b);
 }
 
+/* End of a receive test: report every stream; returns how many are ok. */
+static unsigned int streams_done(ps_port_t *p, struct stream *st, int ns,
+				 const char *what, unsigned long *dropped)
+{
+	unsigned int ok = 0;
+	int i;
+
+	alarm(0);
+	*dropped = ps_port_dropped(p);
+	for (i = 0; i < ns; i++) {
+		ok += stream_ok(&st[i]);
+		stream_report(what, &st[i]);
+	}
+	return ok;
+}
+
 static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 			  char **av, int ac)
 {
 	struct stream st[MAX_SENDERS];
 	struct recv_tally t = { 0 };
 	char what[64];
-	unsigned int me, ok = 0;
+	unsigned int me, ok;
 	uint32_t total, go[2] = { GO_MAGIC, 0 };
 	unsigned long dropped;
 	double t0, deadline;
@@ -658,12 +674,7 @@ static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 		err = receive_streams(p, st, ac, deadline, every, sleep, &t);
 	if (!err)
 		count_extras(p, st, ac, &t);
-	alarm(0);
-	dropped = ps_port_dropped(p);
-	for (i = 0; i < ac; i++) {
-		ok += stream_ok(&st[i]);
-		stream_report("flood-recv", &st[i]);
-	}
+	ok = streams_done(p, st, ac, "flood-recv", &dropped);
 	CHECK(!err && ok == (unsigned int)ac && !t.stray && !dropped,
 	      "flood-recv node %u port %d: %u of %d senders ok, %u of %u messages, %u stray, %lu dropped, slept %u times %ld us, %.1f s%s%s",
 	      me, port, ok, ac, t.got, total, t.stray, dropped, t.slept, sleep,
@@ -799,7 +810,7 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 	struct stream st[MAX_SENDERS];
 	struct recv_tally t = { 0 };
 	char what[64];
-	unsigned int me, ok = 0;
+	unsigned int me, ok;
 	uint32_t total, go[2] = { GO_MAGIC, 0 };
 	unsigned long dropped;
 	double t0, t1, deadline;
@@ -848,12 +859,7 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 	t1 = now_s() - t1;
 	if (!err)
 		count_extras(p, st, ns, &t);
-	alarm(0);
-	dropped = ps_port_dropped(p);
-	for (i = 0; i < ns; i++) {
-		ok += stream_ok(&st[i]);
-		stream_report("fanin-recv", &st[i]);
-	}
+	ok = streams_done(p, st, ns, "fanin-recv", &dropped);
 	CHECK(!err && ok == (unsigned int)ns && !t.stray && !dropped,
 	      "fanin-recv node %u port %d: %u of %d senders ok, %u of %u messages of %d bytes, %u stray, %lu dropped, %.1f s after a delay of %ld ms%s%s",
 	      me, port, ok, ns, t.got, total, MAX_MSG, t.stray, dropped, t1,
