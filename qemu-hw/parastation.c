@@ -319,18 +319,20 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
     uint32_t header, count;
     bool bad = false;
 
-    if (len < 4) {
-        warn_report_once("parastation: runt DATA frame from fabricd");
-        return;
-    }
-    header = fabric_get_le32(p);
-    count = header & 0xffff;
-    if (count == 0 || count > PS_MAX_DATA_WORDS ||
+    /*
+     * The frame length comes from fabricd's framing, which the wire never
+     * corrupts; the header word can be. A count that disagrees with the
+     * length is a corrupted header, not a fabricd bug.
+     */
+    count = (len - 8) / 5;
+    if (len < FABRIC_PS1_DATA_LEN(1) || count > PS_MAX_DATA_WORDS ||
         len != FABRIC_PS1_DATA_LEN(count)) {
         warn_report_once("parastation: malformed DATA frame from fabricd");
         return;
     }
-    if (crc32(0, p, 4 + 4 * count) != fabric_get_le32(p + len - 4)) {
+    header = fabric_get_le32(p);
+    if ((header & 0xffff) != count ||
+        crc32(0, p, 4 + 4 * count) != fabric_get_le32(p + len - 4)) {
         bad = true;
     }
     for (uint32_t i = 0; i < count && !bad; i++) {

@@ -301,10 +301,12 @@ static void test_parity_error(void)
     uint32_t w[2] = { 0x12345678, 0x9abcdef0 }, len;
     /*
      * A data bit; a parity bit; two bits of one byte (parity cannot see
-     * it, the CRC does); an unused parity bit; a CRC bit.
+     * it, the CRC does); an unused parity bit; a CRC bit; the word count
+     * (2 -> 3 and 2 -> 0) and the node field of the header.
      */
     const struct { uint32_t byte; uint8_t mask; } flips[] = {
         { 4, 0x01 }, { 12, 0x02 }, { 8, 0x03 }, { 13, 0x80 }, { 15, 0x10 },
+        { 0, 0x01 }, { 0, 0x02 }, { 2, 0x04 },
     };
 
     qt_writel(qt, R(CREG), 0x2);                    /* IE_ERR */
