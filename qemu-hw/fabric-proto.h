@@ -242,6 +242,50 @@ enum fabric_ps1_barrier_op {
 };
 
 /*
+ * Kind myrinet (LANai-style card through crossbar switches): payloads of
+ * docs/hw/lanai.md.
+ *
+ * CONTROL HELLO      opcode, le16 node id                       (3 bytes)
+ * CONTROL HELLO_ACK  opcode, le16 nodes, u8 switch, u8 port     (5 bytes:
+ *                    where the node's cable plugs in)
+ * DATA device->fabric  flags FABRIC_F_ROUTED, dst FABRIC_NODE_NONE; payload:
+ *                    route bytes (bit 7 set, one per switch on the path),
+ *                    then the packet (its first byte has bit 7 clear),
+ *                    then le32 CRC-32 (IEEE) over the packet
+ * DATA fabric->device  flags 0, src the sending node, dst the receiving
+ *                    node; payload: the packet and its CRC, route consumed
+ *
+ * A route byte 0x80 | p names output port (input port + p) of the switch,
+ * p being a signed 6-bit offset (-32..31, bit 6 clear); 0x80 loops back.
+ * There is no credit: a full receiver stops reading its socket, and the
+ * fabric drops what a congested port cannot hold (RDP recovers it).
+ */
+#define FABRIC_MYRI_HELLO_LEN       3
+#define FABRIC_MYRI_HELLO_ACK_LEN   5
+#define FABRIC_MYRI_ROUTE_BIT       0x80
+#define FABRIC_MYRI_MAX_ROUTE       24      /* route bytes: switch hops */
+#define FABRIC_MYRI_MAX_PACKET      16384   /* packet bytes, without CRC */
+#define FABRIC_MYRI_CRC_LEN         4
+#define FABRIC_MYRI_SWITCH_PORTS    16      /* ports of the default switch */
+
+/* The output port a route byte selects, or -1 when it is out of range. */
+static inline int fabric_myri_out_port(uint8_t route_byte, unsigned in_port,
+                                       unsigned ports)
+{
+    int off = route_byte & 0x3f;
+    int out;
+
+    if ((route_byte & 0xc0) != FABRIC_MYRI_ROUTE_BIT) {
+        return -1;
+    }
+    if (off & 0x20) {
+        off -= 0x40;
+    }
+    out = (int)in_port + off;
+    return out >= 0 && out < (int)ports ? out : -1;
+}
+
+/*
  * The eth kind carries QEMU's `-netdev stream` framing instead: a 4-byte
  * big-endian length, then one Ethernet frame.
  */
