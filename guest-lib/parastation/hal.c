@@ -46,6 +46,13 @@ ps_hal_t *ps_hal_open(int flags)
 		errno = err;
 		return NULL;
 	}
+	if (h->mtu < 508 || h->mtu > PS_HAL_MTU_MAX || h->mtu % 4) {
+		/* a backend bug: the upper layers' fragments rely on it */
+		ops->close(h);
+		free(h);
+		errno = EPROTO;
+		return NULL;
+	}
 	return h;
 }
 
@@ -72,6 +79,11 @@ const char *ps_hal_name(const ps_hal_t *h)
 	return h->ops->name;
 }
 
+size_t ps_hal_mtu(const ps_hal_t *h)
+{
+	return h->mtu;
+}
+
 int ps_hal_sendv(ps_hal_t *h, unsigned int dest, const struct iovec *iov,
 		 int iovcnt)
 {
@@ -83,13 +95,13 @@ int ps_hal_sendv(ps_hal_t *h, unsigned int dest, const struct iovec *iov,
 		return -1;
 	}
 	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len > PS_HAL_MTU) {
+		if (iov[i].iov_len > h->mtu) {
 			errno = EINVAL;
 			return -1;
 		}
 		len += iov[i].iov_len;
 	}
-	if (len == 0 || len > PS_HAL_MTU) {
+	if (len == 0 || len > h->mtu) {
 		errno = EINVAL;
 		return -1;
 	}

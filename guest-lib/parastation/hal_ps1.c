@@ -120,6 +120,7 @@ static int ps1_open(ps_hal_t *h, int flags)
 	h->priv = p;
 	h->node = info.node;
 	h->nodes = info.nodes;
+	h->mtu = 4 * PS1_PKT_MAX_WORDS;
 	return 0;
 fail:
 	ps1_unmap(p);

@@ -183,7 +183,7 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 	struct pool *pl;
 	struct ps_port_hdr h;
 	struct iovec iov[2];
-	size_t off = 0, n;
+	size_t off = 0, n, frag;
 	uint32_t k;
 	int ret, err, stalled, granted;
 
@@ -200,7 +200,9 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 		return -1;
 	}
 	pl = p->pl;
-	k = len ? (len + PS_PORT_FRAG_DATA - 1) / PS_PORT_FRAG_DATA : 1;
+	k = BLOCKS(len);
+	/* whole blocks per packet, so that both ends count the same */
+	frag = (ps_hal_mtu(p->hal) - sizeof(h)) / BLOCK_DATA * BLOCK_DATA;
 	h = (struct ps_port_hdr){ .dport = dport, .sport = p->id,
 				  .msgid = p->next_msgid++, .total = len };
 	granted = ports_acquire(p, dest, k, h.msgid);
@@ -209,7 +211,7 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 	if (granted)
 		h.sport |= SPORT_GRANT;
 	do {
-		n = len - off < PS_PORT_FRAG_DATA ? len - off : PS_PORT_FRAG_DATA;
+		n = len - off < frag ? len - off : frag;
 		h.offset = off;
 		iov[0] = (struct iovec){ .iov_base = &h, .iov_len = sizeof(h) };
 		iov[1] = (struct iovec){ .iov_base = (char *)buf + off,
@@ -225,10 +227,10 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 				err = ret ? errno : 0;
 			stalled = 0;
 			if (!ret) {
-				pl->port[p->id].rleft--;
+				pl->port[p->id].rleft -= BLOCKS(n);
 				if (!granted && PEER(p, dest)->creq &&
 				    PEER(p, dest)->csent)
-					PEER(p, dest)->since++;
+					PEER(p, dest)->since += BLOCKS(n);
 				if (granted && !pl->port[p->id].rleft) {
 					PEER(p, dest)->gpid = 0;
 					PEER(p, dest)->gstate = GS_NONE;

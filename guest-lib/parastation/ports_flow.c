@@ -14,12 +14,12 @@
  *
  *  - Eager credit.  Every node lets every node (itself too) have up to E
  *    blocks of its pool, E = (blocks - RESERVE - G) / nodes.  A message of
- *    k <= E fragments goes at once if the sender's count of its blocks at
+ *    k <= E blocks goes at once if the sender's count of its blocks at
  *    the receiver ("out") leaves room for k more; the count is in the
  *    sending node's pool, shared by its processes.
- *  - Grants.  E is below the 134 fragments of a 64 KiB message on 4 nodes
+ *  - Grants.  E is below the 134 blocks of a 64 KiB message on 4 nodes
  *    and more, so the rest of the pool, G >= 134 blocks, is lent for one
- *    message at a time: a message of k > E fragments first asks for a
+ *    message at a time: a message of k > E blocks first asks for a
  *    grant (GREQ), the receiver commits k blocks of G when it has them
  *    (requests in arrival order) and answers GRANT; the fragments carry a
  *    flag, and the blocks go back to G when the message is freed.  A node
@@ -248,21 +248,25 @@ static void end_grant(ps_port_t *p, unsigned int s)
 	unpend(p, s, PD_PROBE);
 }
 
-/* A block of node s arrives: count it against its credit or its grant. */
-void ports_charge(ps_port_t *p, unsigned int s, int granted)
+/* n blocks of node s arrive: count them against its credit or grant. */
+void ports_charge(ps_port_t *p, unsigned int s, int granted, uint32_t n)
 {
 	struct peer *q = PEER(p, s);
+	uint32_t in_grant = 0;
 
 	if (!granted) {
-		q->held++;
-	} else if (q->rgstate == RG_GRANTED && q->rgleft) {
+		q->held += n;
+		return;
+	}
+	if (q->rgstate == RG_GRANTED && q->rgleft) {
+		in_grant = n < q->rgleft ? n : q->rgleft;
 		q->rgt = now_ms();
 		q->rprobes = 0;
-		if (!--q->rgleft)
+		q->rgleft -= in_grant;
+		if (!q->rgleft)
 			q->rgstate = RG_NONE;	/* all there */
-	} else {
-		p->pl->gcommit++;	/* not granted: count it all the same */
 	}
+	p->pl->gcommit += n - in_grant;	/* not granted: count them all the same */
 }
 
 /* n blocks of node s are free again. */

@@ -21,8 +21,15 @@
 #include "ps_hal.h"
 #include "ps_ports.h"
 
-_Static_assert(sizeof(struct ps_port_hdr) + PS_PORT_FRAG_DATA == PS_HAL_MTU,
-	       "a fragment fills one packet");
+/*
+ * The pool holds messages in blocks of BLOCK_DATA bytes: one ps1 packet's
+ * worth.  A fragment (one HAL packet) carries as many whole blocks as the
+ * HAL's MTU allows, so flow control counts blocks, whatever the NIC.
+ */
+#define BLOCK_DATA	492
+_Static_assert(sizeof(struct ps_port_hdr) + BLOCK_DATA == 508,
+	       "a ps1 fragment fills one block");
+#define BLOCKS(n)	((n) ? ((n) + BLOCK_DATA - 1) / BLOCK_DATA : 1)
 
 #define WAIT_MS		2	/* longest sleep before looking again: another
 				 * process may have queued our message */
@@ -73,7 +80,7 @@ struct blk {
 	uint32_t len;		/* data bytes in this block */
 	uint32_t total, got, msgid;	/* first block */
 	uint16_t src, sport;		/* first block; sport with SPORT_GRANT */
-	uint8_t data[PS_PORT_FRAG_DATA];
+	uint8_t data[BLOCK_DATA];
 };
 
 /* Flow control with one other node (or this one), both ways. */
@@ -207,7 +214,7 @@ int ports_stash(ps_port_t *p);
 /* Send the control packets we owe: 0 all out, else the send's error. */
 int ports_ctl_flush(ps_port_t *p);
 /* A block of node s arrives: count it against its credit or its grant. */
-void ports_charge(ps_port_t *p, unsigned int s, int granted);
+void ports_charge(ps_port_t *p, unsigned int s, int granted, uint32_t n);
 /* n blocks of node s are free again. */
 void ports_uncharge(ps_port_t *p, unsigned int s, int granted, uint32_t n);
 /* Control packet c came from node s. */

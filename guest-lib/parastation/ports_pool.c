@@ -19,8 +19,7 @@
 
 #include "ports_int.h"
 
-#define MSG_FRAGS	((PS_PORT_MSG_MAX + PS_PORT_FRAG_DATA - 1) / \
-			 PS_PORT_FRAG_DATA)	/* 134 */
+#define MSG_BLOCKS	BLOCKS(PS_PORT_MSG_MAX)	/* 134 */
 #define RESERVE		2	/* blocks promised to nobody */
 
 /* ---- the lock: CAS on a pool word, hand-off instead of spinning ---- */
@@ -197,7 +196,7 @@ void ports_pool_setup(struct pool *pl, size_t size, unsigned int nodes,
 	pl->nfree = pl->nblocks;
 	/* G holds one message of 64 KiB at least, E is the rest per node */
 	avail = pl->nblocks - RESERVE;
-	pl->gmax = avail < MSG_FRAGS ? avail : MSG_FRAGS;
+	pl->gmax = avail < MSG_BLOCKS ? avail : MSG_BLOCKS;
 	if (pl->gmax < avail / 4)
 		pl->gmax = avail / 4;
 	pl->elimit = (avail - pl->gmax) / nodes;
@@ -215,8 +214,8 @@ int ports_drain(ps_port_t *p)
 	struct ps_port_hdr h;
 	struct ctl c;
 	unsigned int src, sport;
-	size_t plen, n;
-	uint32_t b, m, prev;
+	size_t plen, n, done, chunk;
+	uint32_t b, m, prev, nb;
 	int i, granted;
 
 	for (;;) {
@@ -250,10 +249,14 @@ int ports_drain(ps_port_t *p)
 		if (h.dport >= PS_PORTS_MAX || sport >= PS_PORTS_MAX ||
 		    h.total > PS_PORT_MSG_MAX || h.offset > h.total)
 			goto drop;
+		/* the rest of the message or of the packet, whose length
+		 * may be rounded up to the NIC's granularity */
 		n = h.total - h.offset;
-		if (n > PS_PORT_FRAG_DATA)
-			n = PS_PORT_FRAG_DATA;
 		if (n > plen - sizeof(h))
+			n = plen - sizeof(h);
+		nb = BLOCKS(n);
+		/* flow control keeps room for every fragment sent */
+		if ((n == 0 && h.total) || nb > pl->nfree)
 			goto drop;
 		m = ports_partial_find(p, src, sport, &prev);
 		if (h.offset == 0) {
@@ -273,16 +276,25 @@ int ports_drain(ps_port_t *p)
 			if (!m || B(p, m)->msgid != h.msgid ||
 			    B(p, m)->got != h.offset || B(p, m)->sport != h.sport)
 				goto drop;
-			b = blk_alloc(p);
-			B(p, B(p, m)->last)->next = b;
-			B(p, m)->last = b;
+			b = 0;
 		}
-		ports_charge(p, src, granted);
-		if (ps_hal_receive_body(p->hal, B(p, b)->data, n))
-			return -1;
+		ports_charge(p, src, granted, nb);
+		done = 0;
+		do {	/* block by block; an empty message has one too */
+			chunk = n - done < BLOCK_DATA ? n - done : BLOCK_DATA;
+			if (!b) {
+				b = blk_alloc(p);
+				B(p, B(p, m)->last)->next = b;
+				B(p, m)->last = b;
+			}
+			if (ps_hal_receive_body(p->hal, B(p, b)->data, chunk))
+				return -1;
+			B(p, b)->len = chunk;
+			B(p, m)->got += chunk;
+			done += chunk;
+			b = 0;
+		} while (done < n);
 		ps_hal_receive_body(p->hal, NULL, 0);
-		B(p, b)->len = n;
-		B(p, m)->got += n;
 		if (B(p, m)->got == B(p, m)->total) {
 			if (h.offset)
 				ports_partial_unlink(p, m, prev);

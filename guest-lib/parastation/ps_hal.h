@@ -2,7 +2,7 @@
  * ParaStation hardware abstraction layer (HAL), paper section 4.2.1.
  *
  * The HAL hides the network interface: it moves single packets of at most
- * PS_HAL_MTU bytes to and from nodes, and nothing else.  Upper layers
+ * ps_hal_mtu() bytes to and from nodes, and nothing else.  Upper layers
  * (rawdata, ports) see only this interface, so a second NIC is one more
  * backend (struct ps_hal_ops) and no change above.  The backend is picked
  * by the environment variable PS_HAL (default "ps1").
@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-#define PS_HAL_MTU	508	/* largest packet payload, bytes */
+/* Largest packet payload of any backend; ps_hal_mtu() gives this one's. */
+#define PS_HAL_MTU_MAX	8192
 
 /* ps_hal_open() flags */
 #define PS_HAL_EXCL	0x1	/* sole raw user of this node, else EBUSY */
@@ -53,6 +54,8 @@ struct ps_hal {
 	const struct ps_hal_ops *ops;
 	unsigned int node;	/* this node's id */
 	unsigned int nodes;	/* nodes in the network: ids 0..nodes-1 */
+	size_t mtu;		/* largest packet payload: a multiple of 4,
+				 * 508..PS_HAL_MTU_MAX */
 	void *priv;
 };
 
@@ -69,9 +72,12 @@ void ps_hal_close(ps_hal_t *h);
 unsigned int ps_hal_node(const ps_hal_t *h);
 unsigned int ps_hal_nodes(const ps_hal_t *h);
 const char *ps_hal_name(const ps_hal_t *h);
+/* Largest packet payload in bytes (508 on ps1): upper layers fragment by
+ * it.  A multiple of 4, at least 508 and at most PS_HAL_MTU_MAX. */
+size_t ps_hal_mtu(const ps_hal_t *h);
 
 /*
- * Send one packet of len (1..PS_HAL_MTU) bytes, gathered from iov, to dest.
+ * Send one packet of len (1..ps_hal_mtu()) bytes, gathered from iov, to dest.
  * Does not block: EAGAIN when the NIC has no room (see ps_hal_wait).
  * Errors: EINVAL (len 0 or > MTU, or iov shorter than len),
  * EHOSTUNREACH (dest >= nodes), EIO (NIC error).

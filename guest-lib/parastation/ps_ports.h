@@ -39,8 +39,6 @@ struct ps_port_hdr {
 	uint32_t offset;	/* where this fragment's data goes */
 };
 
-#define PS_PORT_FRAG_DATA	492	/* PS_HAL_MTU - 16 */
-
 typedef struct ps_port ps_port_t;
 
 /*

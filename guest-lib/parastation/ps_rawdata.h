@@ -24,8 +24,6 @@ struct ps_frag_hdr {
 	uint32_t offset;	/* where this fragment's data goes */
 };
 
-#define PS_RAW_FRAG_DATA	496	/* PS_HAL_MTU - 12: data per packet */
-
 typedef struct ps_raw ps_raw_t;
 
 /* Open the rawdata port of this node.  EBUSY: another process has it;

@@ -1,8 +1,8 @@
 /*
  * rawdata: whole messages over HAL packets, one process per node.
  *
- * Send cuts a message into fragments of PS_RAW_FRAG_DATA bytes, each
- * behind a struct ps_frag_hdr.  The network keeps the order per pair of
+ * Send cuts a message into fragments that fill a HAL packet (ps_hal_mtu()),
+ * each behind a struct ps_frag_hdr.  The network keeps the order per pair of
  * nodes, so reassembly needs just one partial message per source and a
  * check that each fragment continues it.  Complete messages wait in one
  * queue in arrival order, from which a receive takes the first one that
@@ -17,8 +17,8 @@
 #include "ps_hal.h"
 #include "ps_rawdata.h"
 
-_Static_assert(sizeof(struct ps_frag_hdr) + PS_RAW_FRAG_DATA == PS_HAL_MTU,
-	       "a fragment fills one packet");
+/* Messages up to this size live in their struct rmsg: no malloc. */
+#define SMALL_MSG	496
 
 /* Poll this long before sleeping in the driver: a reply that is already
  * on its way costs no interrupt and no system call.  $PS_SPIN_US changes
@@ -30,7 +30,7 @@ struct rmsg {
 	unsigned int src;
 	uint32_t id, len, got;
 	uint8_t *data;			/* small, or malloc'ed when larger */
-	uint8_t small[PS_RAW_FRAG_DATA];
+	uint8_t small[SMALL_MSG];
 };
 
 struct ps_raw {
@@ -195,10 +195,12 @@ static int pump(ps_raw_t *r, struct want *w)
 		return -1;
 	if (f.offset > f.total)
 		return drop(r);
+	/* the fragment's data: the rest of the message or of the packet
+	 * (whose length may be rounded up to the NIC's granularity) */
 	n = f.total - f.offset;
-	if (n > PS_RAW_FRAG_DATA)
-		n = PS_RAW_FRAG_DATA;
 	if (n > plen - sizeof(f))
+		n = plen - sizeof(f);
+	if (n == 0 && f.total)
 		return drop(r);
 	m = r->partial[src];
 	if (f.offset == 0) {
@@ -390,7 +392,7 @@ int ps_raw_send(ps_raw_t *r, unsigned int dest, const void *buf, size_t len)
 {
 	struct ps_frag_hdr f;
 	struct iovec iov[2];
-	size_t off = 0, n;
+	size_t off = 0, n, frag;
 	int ret;
 
 	if (!r || (len && !buf) || len > UINT32_MAX) {
@@ -403,8 +405,9 @@ int ps_raw_send(ps_raw_t *r, unsigned int dest, const void *buf, size_t len)
 	}
 	f.msgid = r->next_id[dest]++;
 	f.total = len;
+	frag = ps_hal_mtu(r->hal) - sizeof(f);
 	do {
-		n = len - off < PS_RAW_FRAG_DATA ? len - off : PS_RAW_FRAG_DATA;
+		n = len - off < frag ? len - off : frag;
 		f.offset = off;
 		iov[0] = (struct iovec){ .iov_base = &f, .iov_len = sizeof(f) };
 		iov[1] = (struct iovec){ .iov_base = (char *)buf + off,

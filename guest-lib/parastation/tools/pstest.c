@@ -163,14 +163,14 @@ static ssize_t hal_recv_wait(ps_hal_t *h, unsigned int *src, void *b,
 static int cmd_hal_pingpong(unsigned int peer, int rounds, size_t size)
 {
 	ps_hal_t *h = hal_open_or_die();
-	uint8_t out[PS_HAL_MTU], in[PS_HAL_MTU];
+	uint8_t out[PS_HAL_MTU_MAX], in[PS_HAL_MTU_MAX];
 	unsigned int src;
 	double t0, t;
 	ssize_t n;
 	int r, bad = 0;
 
-	if (size == 0 || size > PS_HAL_MTU) {
-		printf("FAIL size must be 1..%d\n", PS_HAL_MTU);
+	if (size == 0 || size > ps_hal_mtu(h)) {
+		printf("FAIL size must be 1..%zu\n", ps_hal_mtu(h));
 		return 1;
 	}
 	t0 = now_us();
@@ -201,7 +201,7 @@ static int cmd_hal_pingpong(unsigned int peer, int rounds, size_t size)
 static int cmd_hal_echo(int rounds, int timeout_ms)
 {
 	ps_hal_t *h = hal_open_or_die();
-	uint8_t b[PS_HAL_MTU];
+	uint8_t b[PS_HAL_MTU_MAX];
 	unsigned int src;
 	ssize_t n;
 	int r;
@@ -230,7 +230,7 @@ static int cmd_barrier_loop(unsigned int line, int count)
 {
 	ps_hal_t *h = hal_open_or_die();
 	unsigned int me = ps_hal_node(h), nodes = ps_hal_nodes(h), src, i;
-	uint32_t b[PS_HAL_MTU / 4], tok;
+	uint32_t b[PS_HAL_MTU_MAX / 4], tok;
 	double t0, t;
 	int r;
 
@@ -517,19 +517,25 @@ static int cmd_raw_busy(void)
 
 static int cmd_bad(void)
 {
-	uint8_t b[PS_HAL_MTU + 8] = { 0 };
+	uint8_t b[PS_HAL_MTU_MAX + 8] = { 0 };
 	ps_raw_t *r;
 	ps_hal_t *h;
 	unsigned int nodes, me, from;
 	const void *d;
 	struct iovec iov[2];
+	char *want = getenv("PS_HAL") ? strdup(getenv("PS_HAL")) : NULL;
+	size_t mtu;
 
-	setenv("PS_HAL", "myrinet", 1);
+	setenv("PS_HAL", "nosuchnic", 1);
 	errno = 0;
 	h = ps_hal_open(0);
-	CHECK(!h && errno == ENODEV, "PS_HAL=myrinet (no such backend) -> %s",
+	CHECK(!h && errno == ENODEV, "PS_HAL=nosuchnic (no such backend) -> %s",
 	      strerror(errno));
-	unsetenv("PS_HAL");
+	if (want)
+		setenv("PS_HAL", want, 1);
+	else
+		unsetenv("PS_HAL");
+	free(want);
 	errno = 0;
 	h = ps_hal_open(0x100);
 	CHECK(!h && errno == EINVAL, "ps_hal_open bad flags -> %s", strerror(errno));
@@ -538,12 +544,13 @@ static int cmd_bad(void)
 	nodes = ps_hal_nodes(h);
 	me = ps_hal_node(h);
 	EXPECT(ps_hal_send(h, (me + 1) % nodes, b, 0), EINVAL, "hal send 0 bytes");
-	EXPECT(ps_hal_send(h, (me + 1) % nodes, b, PS_HAL_MTU + 1), EINVAL,
-	       "hal send 509 bytes");
-	iov[0] = (struct iovec){ b, 300 };
-	iov[1] = (struct iovec){ b, 300 };
+	mtu = ps_hal_mtu(h);
+	EXPECT(ps_hal_send(h, (me + 1) % nodes, b, mtu + 1), EINVAL,
+	       "hal send MTU + 1 bytes");
+	iov[0] = (struct iovec){ b, mtu / 2 + 4 };
+	iov[1] = (struct iovec){ b, mtu / 2 };
 	EXPECT(ps_hal_sendv(h, (me + 1) % nodes, iov, 2), EINVAL,
-	       "hal sendv 2 x 300 bytes");
+	       "hal sendv of MTU + 4 bytes in 2 pieces");
 	EXPECT(ps_hal_sendv(h, (me + 1) % nodes, iov, -1), EINVAL,
 	       "hal sendv iovcnt -1");
 	EXPECT(ps_hal_send(h, nodes, b, 4), EHOSTUNREACH, "hal send to node == nodes");
