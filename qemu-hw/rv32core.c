@@ -411,10 +411,15 @@ op_reg:
     pc += 4;
     NEXT();
 misc_mem:
-    /* fence, fence.i: one hart, no caches, nothing decoded ahead */
+    /*
+     * fence, fence.i: nothing is decoded ahead, but SRAM is shared with
+     * vCPU threads, so a fence orders this host thread's accesses too:
+     * the firmware's "write a word, then read the user's" needs that.
+     */
     if (F3 > 1) {
         goto illegal;
     }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     pc += 4;
     NEXT();
 system:
