@@ -37,7 +37,7 @@
 #define MCP_SCRATCH_OFF		0x35000
 #define MCP_CTX_AREA_OFF	0x80000
 
-#define MCP_MAX_NODES		256
+#define MCP_MAX_NODES		64	/* RDP keeps about 600 bytes per peer */
 #define MCP_MAX_CTX		16
 #define MCP_HAL_CTX		0	/* the HAL's context: ports and rawdata */
 #define MCP_MAX_PAYLOAD		8192	/* bytes a slot sends: the HAL's MTU */
