@@ -57,7 +57,7 @@ $(B)/bin/fabricctl: $(B)/obj/qemu-hw/fabricd/fabricctl.o $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
-$(B)/bin/vcluster: $(VCLUSTER_OBJ)
+$(B)/bin/vcluster: $(VCLUSTER_OBJ) $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
 
@@ -131,6 +131,11 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
 
+# vcluster's QEMU arguments and route files: linked with its objects, no main.
+$(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
+
 # The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
 # also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.
 # The toolchain comes from `make deps`; without it that one test is skipped.
@@ -155,6 +160,13 @@ $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/r
 		$(B)/obj/qemu-hw/rv32core.o $(RV32_FW)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
+
+# The Myrinet firmware's RDP core (freestanding), tested on the host.
+$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c guest-driver/myri/mcp/rdp.c \
+		guest-driver/myri/mcp/rdp.h $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Iguest-driver/myri/mcp -o $@ $< guest-driver/myri/mcp/rdp.c \
+		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)

@@ -36,7 +36,9 @@ GUESTDIR=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOTFS_SRC=$HERE/rootfs
 # Base kernel modules; everything they depend on is added from modules.dep.
-BASE_MODULES="virtio_pci virtio_net virtio_console"
+# qemu_fw_cfg shows QEMU's -fw_cfg files under /sys/firmware/qemu_fw_cfg/
+# (vcluster hands the myrinet route table over that way).
+BASE_MODULES="virtio_pci virtio_net virtio_console qemu_fw_cfg"
 EPOCH=${SOURCE_DATE_EPOCH:-0}
 export LC_ALL=C
 

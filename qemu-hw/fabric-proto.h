@@ -252,7 +252,8 @@ enum fabric_ps1_barrier_op {
  *                    route bytes (bit 7 set, one per switch on the path),
  *                    then the packet (its first byte has bit 7 clear),
  *                    then le32 CRC-32 (IEEE) over the packet
- * DATA fabric->device  flags 0, src the sending node, dst the receiving
+ * DATA fabric->device  flags 0 (FABRIC_F_CORRUPTED when a fault rule
+ *                    changed it), src the sending node, dst the receiving
  *                    node; payload: the packet and its CRC, route consumed
  *
  * A route byte 0x80 | p names output port (input port + p) of the switch,

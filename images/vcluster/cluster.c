@@ -120,6 +120,7 @@ void cluster_free(Cluster *c)
     g_free(c->dir);
     g_free(c->accel);
     g_free(c->topology);
+    g_free(c->myri_topology);
     g_strfreev(c->fabrics);
     g_key_file_free(c->state);
     g_free(c);
@@ -136,6 +137,10 @@ gboolean cluster_save(Cluster *c, GError **err)
     g_key_file_set_string(k, "cluster", "accel", c->accel ? c->accel : "");
     g_key_file_set_string(k, "cluster", "topology",
                           c->topology ? c->topology : "ring");
+    if (c->myri_topology) {
+        g_key_file_set_string(k, "cluster", "myrinet_topology",
+                              c->myri_topology);
+    }
     g_key_file_set_string_list(k, "cluster", "fabrics",
                                (const char *const *)c->fabrics,
                                g_strv_length(c->fabrics));
@@ -164,6 +169,8 @@ Cluster *cluster_load(const char *name, GError **err)
     c->mem_mb = g_key_file_get_integer(k, "cluster", "mem_mb", NULL);
     c->accel = g_key_file_get_string(k, "cluster", "accel", NULL);
     c->topology = g_key_file_get_string(k, "cluster", "topology", NULL);
+    c->myri_topology = g_key_file_get_string(k, "cluster",
+                                             "myrinet_topology", NULL);
     c->fabrics = g_key_file_get_string_list(k, "cluster", "fabrics", NULL,
                                             NULL);
     if (!c->fabrics) {

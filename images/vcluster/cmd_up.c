@@ -14,7 +14,7 @@ static void on_interrupt(int sig)
     interrupted = sig;
 }
 
-static void rm_rf(const char *path)
+void rm_rf(const char *path)
 {
     if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
         !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
@@ -161,7 +161,7 @@ int cmd_up(int argc, char **argv)
 {
     int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = 300;
     g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
-    g_autofree char *topology = NULL;
+    g_autofree char *topology = NULL, *myri_topology = NULL;
     gboolean use_libvirt = FALSE;
     GOptionEntry entries[] = {
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
@@ -170,6 +170,9 @@ int cmd_up(int argc, char **argv)
           "fabric kinds, comma separated (default eth)", "KINDS" },
         { "topology", 0, 0, G_OPTION_ARG_STRING, &topology,
           "ps1 fabric: ring (default) or torus:WxH", "TOPO" },
+        { "myrinet-topology", 0, 0, G_OPTION_ARG_FILENAME, &myri_topology,
+          "myrinet fabric: switch file (default: one 16-port switch)",
+          "FILE" },
         { "mem", 0, 0, G_OPTION_ARG_INT, &mem, "memory per VM in MiB", "MB" },
         { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
           "auto (default), tcg or kvm", "ACCEL" },
@@ -216,10 +219,23 @@ int cmd_up(int argc, char **argv)
     for (int i = 0; kinds[i]; i++) {
         if (!fabric_kind_supported(kinds[i])) {
             g_printerr("vcluster up: --fabric %s: unknown or not yet "
-                       "available fabric kind (available: eth, ps1)\n",
-                       kinds[i]);
+                       "available fabric kind (available: eth, ps1, "
+                       "myrinet)\n", kinds[i]);
             return 2;
         }
+    }
+    gboolean myrinet = g_strv_contains((const char *const *)kinds,
+                                       "myrinet");
+    if (myri_topology && !myrinet) {
+        g_printerr("vcluster up: --myrinet-topology needs --fabric "
+                   "myrinet\n");
+        return 2;
+    }
+    if (myrinet && !myrinet_topology_valid(myri_topology, nodes, &err)) {
+        g_printerr("vcluster up: %s%s\n", err->message,
+                   myri_topology ? "" : " and give it with --myrinet-topology "
+                                        "FILE");
+        return 2;
     }
     if (topology && !fabric_topology_valid(topology, nodes, &err)) {
         g_printerr("vcluster up: %s\n", err->message);
@@ -286,6 +302,10 @@ int cmd_up(int argc, char **argv)
     for (int i = 0; i < nodes; i++) {
         g_autofree char *dir = cluster_node_dir(c, i);
         g_mkdir_with_parents(dir, 0755);
+    }
+    if (myrinet && !myrinet_prepare(c, myri_topology, &err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        goto fail;
     }
     /* Saved early, so that `down` can clean up whatever got started. */
     cluster_save(c, NULL);

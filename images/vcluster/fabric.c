@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const supported_kinds[] = { "eth", "ps1", NULL };
+static const char *const supported_kinds[] = { "eth", "ps1", "myrinet",
+                                                NULL };
 
 gboolean fabric_kind_supported(const char *kind)
 {
@@ -83,6 +84,10 @@ gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
     if (g_strcmp0(kind, "ps1") == 0) {
         g_ptr_array_add(argv, "--topology");
         g_ptr_array_add(argv, c->topology ? c->topology : "ring");
+    }
+    if (g_strcmp0(kind, "myrinet") == 0 && c->myri_topology) {
+        g_ptr_array_add(argv, "--topology");
+        g_ptr_array_add(argv, c->myri_topology);
     }
     const char *seed = g_getenv("VCLUSTER_SEED");
     if (seed && *seed) {

@@ -17,6 +17,9 @@ char *node_kernel_cmdline(Cluster *c, int node)
     if (cluster_has_fabric(c, "ps1")) {
         g_string_append_printf(s, " ps1.node=%d", node);
     }
+    if (cluster_has_fabric(c, "myrinet")) {
+        g_string_append_printf(s, " myri.node=%d", node);
+    }
     return g_string_free(s, FALSE);
 }
 
@@ -70,6 +73,17 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
                 node);
             ADD("-device");
             ADD("parastation,chardev=vc-ps1,node=%d", node);
+        } else if (g_strcmp0(kind, "myrinet") == 0) {
+            g_autofree char *routes = myrinet_routes_file(c, node);
+
+            ADD("-chardev");
+            ADD("socket,id=vc-myri,path=%s/node%d.sock,reconnect=1", dir,
+                node);
+            ADD("-device");
+            ADD("lanai,chardev=vc-myri,node=%d", node);
+            /* read at QEMU start: the routes survive a guest reboot */
+            ADD("-fw_cfg");
+            ADD("name=opt/vcluster/myri-routes,file=%s", routes);
         }
     }
     return a;

@@ -59,6 +59,8 @@ typedef struct {
     char *accel;
     char **fabrics;             /* NULL-terminated kinds, e.g. {"eth"} */
     char *topology;             /* ps1: "ring" or "torus:WxH" */
+    char *myri_topology;        /* myrinet: the run directory's copy of the
+                                   switch file, NULL for one switch */
     GKeyFile *state;
 } Cluster;
 
@@ -112,6 +114,17 @@ gboolean cluster_has_fabric(Cluster *c, const char *kind);
 /* Check a ps1 topology ("ring" or "torus:WxH") against the node count. */
 gboolean fabric_topology_valid(const char *topo, int nodes, GError **err);
 
+/* ---- myrinet.c: the myrinet fabric's topology and route files ---- */
+/* Check a switch file (NULL: the default switch) against the node count. */
+gboolean myrinet_topology_valid(const char *file, int nodes, GError **err);
+/*
+ * Copy `file` (NULL: the default switch) into RUN/fabric-myrinet/ for
+ * fabricd and write every node's route file from it.
+ */
+gboolean myrinet_prepare(Cluster *c, const char *file, GError **err);
+/* RUN/fabric-myrinet/routes/node<I>: what the guest gets through fw_cfg. */
+char *myrinet_routes_file(Cluster *c, int node);
+
 /* ---- node.c: the QEMU of each node ---- */
 /* Arguments our cluster needs whatever starts QEMU (direct or libvirt). */
 GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node);
@@ -136,6 +149,8 @@ char *accel_choose(const char *requested, const VcPaths *p, char **why,
                    GError **err);
 
 /* ---- commands ---- */
+/* Remove a file, or a directory and everything in it (cmd_up.c). */
+void rm_rf(const char *path);
 int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_exec(int argc, char **argv);

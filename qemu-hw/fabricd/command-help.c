@@ -9,7 +9,8 @@
 const char fabric_command_help[] =
     "status                      kind, seed, ports, busy links, fault rules\n"
     "counters                    every port and directed link, one per line\n"
-    "table                       learned MACs (eth), routing tables (ps1)\n"
+    "table                       MACs (eth), routing tables (ps1), routes "
+    "(myrinet)\n"
     "fault add LINK ACTION [k=v] add a fault rule, prints its id\n"
     "fault del ID                remove a rule\n"
     "fault list                  rules with matched/fired counts\n"

@@ -8,13 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fabric-proto.h"
 #include "fabric.h"
 
 /* A copy waiting in the delay line. */
 typedef struct HeldCopy {
     Fabric *fabric;
     unsigned from, to;
-    unsigned generation;    /* destination's connection when scheduled */
+    unsigned epoch;         /* destination's epoch when scheduled */
     GBytes *frame;
     bool corrupted;
 } HeldCopy;
@@ -116,7 +117,7 @@ static void held_copy_fire(gpointer item, gpointer opaque)
     Link *link = fabric_link(f, h->from, h->to);
 
     link->pending--;
-    if (f->ports[h->to].generation == h->generation) {
+    if (f->ports[h->to].epoch == h->epoch) {
         deliver(f, h->from, h->to, h->frame, h->corrupted);
     }
     held_copy_free(h);
@@ -138,13 +139,13 @@ static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
     h->fabric = f;
     h->from = from;
     h->to = to;
-    h->generation = f->ports[to].generation;
+    h->epoch = f->ports[to].epoch;
     h->frame = g_bytes_ref(frame);
     h->corrupted = corrupted;
     delay_line_add(f->delays, due, h);
 }
 
-static void send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
+void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
 {
     Link *link = fabric_link(f, from, to);
     FaultVerdict v;
@@ -169,6 +170,14 @@ static void send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     }
     if (v.corrupted) {
         link->c.corrupted++;
+        /* a header-framed copy says so; the rules never touch the header */
+        if (f->kind->corrupt_from >= FABRIC_HDR_LEN) {
+            FabricHdr h;
+
+            fabric_hdr_decode(v.corrupted, &h);
+            h.flags |= FABRIC_F_CORRUPTED;
+            fabric_hdr_encode(&h, v.corrupted);
+        }
         copy = g_bytes_new_take(v.corrupted, len);
     } else {
         copy = g_bytes_ref(frame);
@@ -205,10 +214,18 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
         unsigned to = g_array_index(f->dests, guint, i);
 
         if (to != in_port && fabric_has_link(f, in_port, to)) {
-            send_copy(f, in_port, to, shared);
+            fabric_send_copy(f, in_port, to, shared);
         }
     }
     return INGRESS_OK;
+}
+
+unsigned fabric_port_flush(Fabric *f, unsigned port)
+{
+    Port *p = &f->ports[port];
+
+    p->epoch++;
+    return port_drop_queued(p);
 }
 
 static gboolean capture_flush_tick(gpointer opaque)

@@ -37,6 +37,8 @@ typedef struct Port {
     guint in_watch;
     guint out_watch;        /* armed only while output is blocked */
     unsigned generation;    /* bumped on every connect */
+    unsigned epoch;         /* bumped on connect and device reset: held
+                               copies of an older epoch are discarded */
     GByteArray *in;         /* received bytes not yet framed */
     GQueue out;             /* OutItem, oldest first */
     size_t out_bytes;       /* bytes queued in `out`, prefixes included */
@@ -102,6 +104,20 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
                              const uint8_t *frame, size_t len, char *why,
                              size_t why_len);
 
+/*
+ * Send one copy from node `from` to node `to` along the core's path: link
+ * state, fault rules, delay line, output queue, capture and counters.
+ * Kinds with their own ingress (myrinet) use it once they know `to`.
+ */
+void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame);
+
+/*
+ * The device on `port` reset without disconnecting: copies held for it are
+ * discarded and queued output not yet started is dropped.  Returns the
+ * number of queued frames dropped.
+ */
+unsigned fabric_port_flush(Fabric *f, unsigned port);
+
 /* Record a frame delivered to `to` if a capture is running. */
 void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
                           size_t len, bool corrupted, const char *comment);
@@ -123,5 +139,7 @@ void port_disconnect(Port *p, const char *why);
 void port_close_after_flush(Port *p, const char *why);
 /* Queue one frame for output; false if it did not fit (congestion). */
 bool port_send(Port *p, GBytes *frame);
+/* Drop queued frames not yet partly written; returns how many. */
+unsigned port_drop_queued(Port *p);
 
 #endif

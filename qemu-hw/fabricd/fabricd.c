@@ -21,7 +21,7 @@
 
 #define EXIT_USAGE 2
 
-static const char *const planned_kinds[] = { "myrinet", "telegraphos" };
+static const char *const planned_kinds[] = { "telegraphos" };
 
 typedef struct Options {
     char *kind;
@@ -93,7 +93,7 @@ static const FabricKind *choose_kind(const char *name)
         }
     }
     usage_error("fabric kind '%s' is not implemented yet "
-                "(known kinds: %s; planned: myrinet, telegraphos)",
+                "(known kinds: %s; planned: telegraphos)",
                 name, fabric_kind_names());
 }
 
@@ -101,7 +101,7 @@ static void parse_options(int argc, char **argv, Options *o)
 {
     GOptionEntry entries[] = {
         { "kind", 'k', 0, G_OPTION_ARG_STRING, &o->kind,
-          "Fabric kind (eth or ps1)", "KIND" },
+          "Fabric kind (eth, ps1 or myrinet)", "KIND" },
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &o->nodes,
           "Number of nodes, 1..1024", "N" },
         { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->dir,
@@ -112,11 +112,13 @@ static void parse_options(int argc, char **argv, Options *o)
         { "capture", 'c', 0, G_OPTION_ARG_FILENAME, &o->capture,
           "Record delivered frames to a pcapng file from the start", "FILE" },
         { "topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
-          "ps1: ring (default) or torus:WxH with W*H = N", "TOPO" },
+          "ps1: ring (default) or torus:WxH with W*H = N; myrinet: a "
+          "switch file (default: one 16-port switch)", "TOPO" },
         { "hop-ns", 0, 0, G_OPTION_ARG_INT64, &o->hop_ns,
-          "ps1: routing delay per hop in ns (default 250)", "NS" },
+          "ps1, myrinet: delay per hop in ns (default 250, 300)", "NS" },
         { "link-mbps", 0, 0, G_OPTION_ARG_INT64, &o->link_mbps,
-          "ps1: link rate in megabytes per second (default 20)", "MBPS" },
+          "ps1, myrinet: link rate in megabytes per second (default 20, "
+          "250)", "MBPS" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -128,6 +130,8 @@ static void parse_options(int argc, char **argv, Options *o)
         "Examples: fabricd --kind eth --nodes 4 --dir /run/vcluster/eth0\n"
         "          fabricd --kind ps1 --nodes 9 --topology torus:3x3 "
         "--dir DIR\n"
+        "          fabricd --kind myrinet --nodes 24 --topology switches.ini "
+        "--dir DIR\n"
         "Control it with fabricctl -d DIR help.\n");
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         usage_error("%s (see fabricd --help)", err->message);
@@ -136,7 +140,7 @@ static void parse_options(int argc, char **argv, Options *o)
         usage_error("unexpected argument '%s' (see fabricd --help)", argv[1]);
     }
     if (!o->kind) {
-        usage_error("missing --kind (use --kind eth or --kind ps1)");
+        usage_error("missing --kind (use --kind eth, ps1 or myrinet)");
     }
     if (o->nodes == -1) {
         usage_error("missing --nodes (e.g. --nodes 4)");

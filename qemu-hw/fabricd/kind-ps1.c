@@ -120,11 +120,6 @@ static void ps1_wake_free(gpointer item)
     /* items are the state itself: nothing to free */
 }
 
-static size_t ps1_encode_prefix(size_t frame_len, uint8_t *prefix)
-{
-    return 0;   /* frames carry their own header */
-}
-
 static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
@@ -134,27 +129,9 @@ static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
         g_free(k);
         return NULL;
     }
-    if (opts->hop_ns > (int64_t)PS1_MAX_HOP_NS) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--hop-ns %" G_GINT64_FORMAT " is out of range; use "
-                    "0..%llu", opts->hop_ns, PS1_MAX_HOP_NS);
+    if (!fabric_kind_timing(opts, &k->cfg.hop_ns, &k->cfg.link_mbps, err)) {
         g_free(k);
         return NULL;
-    }
-    if (opts->link_mbps == 0 ||
-        opts->link_mbps > (int64_t)PS1_MAX_LINK_MBPS) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--link-mbps %" G_GINT64_FORMAT " is out of range; use "
-                    "1..%llu (megabytes per second)", opts->link_mbps,
-                    PS1_MAX_LINK_MBPS);
-        g_free(k);
-        return NULL;
-    }
-    if (opts->hop_ns >= 0) {
-        k->cfg.hop_ns = opts->hop_ns;
-    }
-    if (opts->link_mbps > 0) {
-        k->cfg.link_mbps = opts->link_mbps;
     }
     k->f = f;
     k->net = ps1net_new(&k->cfg, &ps1_ops, k);
@@ -240,7 +217,7 @@ const FabricKind fabric_kind_ps1 = {
     .pcap_linktype = PCAP_LINKTYPE_USER0,
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
-    .encode_prefix = ps1_encode_prefix,
+    .encode_prefix = fabric_hdr_frame_prefix,
     .state_new = ps1_state_new,
     .state_free = ps1_state_free,
     .ingress = ps1_ingress,

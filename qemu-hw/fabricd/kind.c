@@ -1,7 +1,7 @@
 /*
- * Registry of fabric kinds, and the framing of the header-framed kinds.
- * myrinet and telegraphos will join eth and ps1 here, each as one more
- * FabricKind table.
+ * Registry of fabric kinds, the framing of the header-framed kinds and
+ * the timing options of the kinds that model a network.  telegraphos will
+ * join eth, ps1 and myrinet here as one more FabricKind table.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -13,6 +13,7 @@
 static const FabricKind *const kinds[] = {
     &fabric_kind_eth,
     &fabric_kind_ps1,
+    &fabric_kind_myrinet,
 };
 
 const FabricKind *fabric_kind_find(const char *name)
@@ -27,7 +28,38 @@ const FabricKind *fabric_kind_find(const char *name)
 
 const char *fabric_kind_names(void)
 {
-    return "eth, ps1";
+    return "eth, ps1, myrinet";
+}
+
+size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)
+{
+    return 0;
+}
+
+bool fabric_kind_timing(const FabricKindOptions *opts, uint64_t *hop_ns,
+                        uint64_t *link_mbps, GError **err)
+{
+    if (opts->hop_ns > (int64_t)FABRIC_MAX_HOP_NS) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--hop-ns %" G_GINT64_FORMAT " is out of range; use "
+                    "0..%llu", opts->hop_ns, FABRIC_MAX_HOP_NS);
+        return false;
+    }
+    if (opts->link_mbps == 0 ||
+        opts->link_mbps > (int64_t)FABRIC_MAX_LINK_MBPS) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--link-mbps %" G_GINT64_FORMAT " is out of range; use "
+                    "1..%llu (megabytes per second)", opts->link_mbps,
+                    FABRIC_MAX_LINK_MBPS);
+        return false;
+    }
+    if (opts->hop_ns >= 0) {
+        *hop_ns = opts->hop_ns;
+    }
+    if (opts->link_mbps > 0) {
+        *link_mbps = opts->link_mbps;
+    }
+    return true;
 }
 
 FrameStatus fabric_hdr_frame_parse(const uint8_t *buf, size_t avail,

@@ -39,6 +39,10 @@ typedef enum IngressStatus {
     INGRESS_REJECT_CLOSE,   /* REJECT queued: close once it is written */
 } IngressStatus;
 
+/* Limits of --hop-ns and --link-mbps: keep delivery stamps far from overflow. */
+#define FABRIC_MAX_HOP_NS       1000000000ull
+#define FABRIC_MAX_LINK_MBPS    1000000ull
+
 /* Kind-specific command line options; each kind refuses what it lacks. */
 typedef struct FabricKindOptions {
     const char *topology;   /* NULL: the kind's default */
@@ -90,11 +94,20 @@ typedef struct FabricKind {
 
 extern const FabricKind fabric_kind_eth;
 extern const FabricKind fabric_kind_ps1;
+extern const FabricKind fabric_kind_myrinet;
 
 /* The implemented kind called `name`, or NULL. */
 const FabricKind *fabric_kind_find(const char *name);
-/* "eth, ps1": every implemented kind, for messages. */
+/* "eth, ps1, myrinet": every implemented kind, for messages. */
 const char *fabric_kind_names(void);
+
+/*
+ * The timing options of a kind that models its network (ps1, myrinet):
+ * --hop-ns and --link-mbps are checked against the limits and, when
+ * given, replace the kind's defaults in *hop_ns and *link_mbps.
+ */
+bool fabric_kind_timing(const FabricKindOptions *opts, uint64_t *hop_ns,
+                        uint64_t *link_mbps, GError **err);
 
 /*
  * Framing shared by the header-framed kinds: a 32-byte fabric header and
@@ -103,5 +116,7 @@ const char *fabric_kind_names(void);
  */
 FrameStatus fabric_hdr_frame_parse(const uint8_t *buf, size_t avail,
                                    FrameSpan *span);
+/* Their encode_prefix: frames carry their own header, nothing goes first. */
+size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix);
 
 #endif

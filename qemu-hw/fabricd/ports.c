@@ -208,6 +208,30 @@ bool port_send(Port *p, GBytes *frame)
     return true;
 }
 
+unsigned port_drop_queued(Port *p)
+{
+    OutItem *head = g_queue_peek_head(&p->out);
+    unsigned dropped = 0;
+
+    /* a frame partly written must be finished, or the stream breaks */
+    if (head && head->sent) {
+        g_queue_pop_head(&p->out);
+    } else {
+        head = NULL;
+    }
+    while (!g_queue_is_empty(&p->out)) {
+        OutItem *item = g_queue_pop_head(&p->out);
+
+        p->out_bytes -= item->prefix_len + g_bytes_get_size(item->frame);
+        out_item_free(item);
+        dropped++;
+    }
+    if (head) {
+        g_queue_push_head(&p->out, head);
+    }
+    return dropped;
+}
+
 static void log_limited(Port *p, const char *what, const char *why)
 {
     if (p->logged_malformed++ < MALFORMED_LOG_LIMIT) {
@@ -336,6 +360,7 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
     }
     p->fd = fd;
     p->generation++;
+    p->epoch++;
     p->c.connects++;
     p->logged_malformed = 0;
     p->in = g_byte_array_sized_new(READ_CHUNK);

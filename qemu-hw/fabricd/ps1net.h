@@ -24,8 +24,6 @@
 
 #define PS1_DEFAULT_HOP_NS      250
 #define PS1_DEFAULT_LINK_MBPS   20      /* megabytes per second */
-#define PS1_MAX_HOP_NS          1000000000ull
-#define PS1_MAX_LINK_MBPS       1000000ull
 /* A barrier release reaches the nodes this long after the last arrival. */
 #define PS1_BARRIER_NS          1000
 /* x-in and y-in: a 1 KiB FIFO holds two packets of the maximum size. */

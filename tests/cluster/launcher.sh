@@ -24,6 +24,12 @@ if [ "$mode" = direct ]; then
 		up -n 4 --fabric ps1 --topology torus:3x3
 	usage_error "a malformed topology is rejected" "use ring or torus" \
 		up -n 4 --fabric ps1 --topology mesh
+	usage_error "17 myrinet nodes without a switch file are rejected" \
+		"16 ports of the default switch" up -n 17 --fabric eth,myrinet
+	usage_error "a myrinet switch file without myrinet is rejected" \
+		"needs --fabric myrinet" up -n 2 --myrinet-topology /dev/null
+	usage_error "a bad myrinet switch file is rejected" "no \[switch0\] group" \
+		up -n 2 --fabric myrinet --myrinet-topology /dev/null
 	usage_error "bad cluster name is rejected" "bad cluster name" up --name 'a/b'
 	usage_error "unknown command is rejected" "unknown command" frobnicate
 	usage_error "exec without -- is rejected" "usage" exec 0 ls

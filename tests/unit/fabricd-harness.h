@@ -546,24 +546,43 @@ static void learn_all(Fixture *fx)
 
 /* ---- other programs ---- */
 
-/* Lines tshark prints for a capture, or NULL if tshark is missing. */
-static char **tshark_fields(const char *path, const char *field)
+/*
+ * One line per packet of a capture, the `fields` (NULL-terminated)
+ * separated by tabs; NULL if tshark is missing.
+ */
+static char **tshark_lines(const char *path, const char *const *fields)
 {
-    const char *argv[] = {
-        TSHARK, "-r", path, "-T", "fields", "-e", field, NULL,
-    };
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_autofree char *out = NULL;
     int status;
 
     if (!g_file_test(TSHARK, G_FILE_TEST_IS_EXECUTABLE)) {
         return NULL;
     }
-    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
+    g_ptr_array_add(argv, TSHARK);
+    g_ptr_array_add(argv, "-r");
+    g_ptr_array_add(argv, (char *)path);
+    g_ptr_array_add(argv, "-T");
+    g_ptr_array_add(argv, "fields");
+    for (; *fields; fields++) {
+        g_ptr_array_add(argv, "-e");
+        g_ptr_array_add(argv, (char *)*fields);
+    }
+    g_ptr_array_add(argv, NULL);
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
                                G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
                                NULL, &status, NULL));
     g_assert_true(g_spawn_check_wait_status(status, NULL));
     g_strchomp(out);
     return *out ? g_strsplit(out, "\n", -1) : g_new0(char *, 1);
+}
+
+/* Lines tshark prints for one field of a capture, or NULL without tshark. */
+static char **tshark_fields(const char *path, const char *field)
+{
+    const char *const fields[] = { field, NULL };
+
+    return tshark_lines(path, fields);
 }
 
 /* Run a program from the repository root; returns its exit status. */
@@ -578,6 +597,20 @@ static int run(const char *const *argv, const char *cwd, char **out,
     g_assert_no_error(error);
     g_assert_true(WIFEXITED(status));
     return WEXITSTATUS(status);
+}
+
+/* fabricd refuses `argv`: exit 2 and one line that contains `message`. */
+static void expect_refused(const char *const *argv, const char *message)
+{
+    g_autofree char *out = NULL, *err = NULL;
+
+    g_assert_cmpint(run(argv, NULL, &out, &err), ==, 2);
+    if (!strstr(err, message)) {
+        g_test_message("stderr '%s', expected '%s'", err, message);
+    }
+    g_assert_nonnull(strstr(err, message));
+    g_assert_true(g_str_has_prefix(err, "fabricd: "));
+    g_assert_cmpint(strchr(err, '\n') - err, ==, strlen(err) - 1);
 }
 
 #endif

@@ -12,9 +12,9 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
 #include "fabricd-harness.h"
+#include "fabricd-frames.h"
 #pragma GCC diagnostic pop
 
-#include "fabric-proto.h"
 #include "ps1net.h"
 
 #define T_SEND 1000000ull   /* virtual send time the fake boards stamp */
@@ -23,27 +23,12 @@ static const char *const ring3[] = { "--kind", "ps1", NULL };
 static const char *const torus4[] = { "--kind", "ps1", "--nodes", "4",
                                       "--topology", "torus:2x2", NULL };
 
-typedef struct PFrame {
-    FabricHdr h;
-    uint8_t pl[1024];
-} PFrame;
-
-/* ---- the fake board's side of the wire ---- */
+/* ---- the fake board's side of the wire (fabricd-frames.h) ---- */
 
 static void send_ps1_kind(int fd, uint8_t kind, uint8_t type,
                           const void *pl, size_t len, uint64_t send_ns)
 {
-    uint8_t hdr[FABRIC_HDR_LEN];
-    FabricHdr h = {
-        .kind = kind, .type = type, .src = FABRIC_NODE_NONE,
-        .dst = FABRIC_NODE_NONE, .len = len, .send_time_ns = send_ns,
-    };
-
-    fabric_hdr_encode(&h, hdr);
-    write_all(fd, hdr, sizeof(hdr));
-    if (len) {
-        write_all(fd, pl, len);
-    }
+    hdr_send(fd, kind, type, 0, FABRIC_NODE_NONE, pl, len, send_ns);
 }
 
 static void send_ps1(int fd, uint8_t type, const void *pl, size_t len)
@@ -51,51 +36,25 @@ static void send_ps1(int fd, uint8_t type, const void *pl, size_t len)
     send_ps1_kind(fd, FABRIC_KIND_PS1, type, pl, len, T_SEND);
 }
 
-/* One frame, or false on timeout or EOF. */
-static bool recv_ps1(int fd, PFrame *f, int ms)
+static bool recv_ps1(int fd, HdrFrame *f, int ms)
 {
-    gint64 deadline = deadline_after(ms);
-    uint8_t hdr[FABRIC_HDR_LEN];
-
-    if (read_exact(fd, hdr, sizeof(hdr), deadline) != 1) {
-        return false;
-    }
-    g_assert_cmpint(fabric_hdr_decode(hdr, &f->h), ==, FABRIC_HDR_OK);
-    g_assert_cmpuint(f->h.kind, ==, FABRIC_KIND_PS1);
-    g_assert_cmpuint(f->h.len, <=, sizeof(f->pl));
-    return read_exact(fd, f->pl, f->h.len, deadline) == 1;
+    return hdr_recv(fd, FABRIC_KIND_PS1, f, ms);
 }
 
-static void expect_ps1(int fd, uint8_t type, PFrame *f)
+static void expect_ps1(int fd, uint8_t type, HdrFrame *f)
 {
-    g_assert_true(recv_ps1(fd, f, WAIT_MS));
-    if (f->h.type != type) {
-        g_test_message("got frame type %u, expected %u", f->h.type, type);
-    }
-    g_assert_cmpuint(f->h.type, ==, type);
-}
-
-/* The connection was closed by fabricd (after whatever it still sent). */
-static void expect_eof(int fd)
-{
-    gint64 deadline = deadline_after(WAIT_MS);
-    uint8_t c;
-
-    g_assert_cmpint(read_exact(fd, &c, 1, deadline), ==, -1);
+    hdr_expect(fd, FABRIC_KIND_PS1, type, f);
 }
 
 static void hello_as(int fd, unsigned id)
 {
-    uint8_t pl[FABRIC_PS1_HELLO_LEN] = { FABRIC_CTL_HELLO };
-
-    fabric_put_le16(pl + 1, id);
-    send_ps1(fd, FABRIC_TYPE_CONTROL, pl, sizeof(pl));
+    hdr_hello_as(fd, FABRIC_KIND_PS1, id);
 }
 
 /* HELLO, and check the HELLO_ACK: node count and torus shape. */
 static void hello(int fd, unsigned id, unsigned nodes, unsigned w, unsigned h)
 {
-    PFrame f;
+    HdrFrame f;
 
     hello_as(fd, id);
     expect_ps1(fd, FABRIC_TYPE_CONTROL, &f);
@@ -125,7 +84,7 @@ static void send_data(int fd, unsigned dst, unsigned count, uint32_t tag)
     send_ps1(fd, FABRIC_TYPE_DATA, pl, ps1_data_encode(dst, words, count, pl));
 }
 
-static bool crc_ok(const PFrame *f, unsigned count)
+static bool crc_ok(const HdrFrame *f, unsigned count)
 {
     size_t covered = 4 + 4 * (size_t)count;
 
@@ -135,7 +94,7 @@ static bool crc_ok(const PFrame *f, unsigned count)
 
 /* A DATA frame from `src` with `count` words starting with `tag`. */
 static void expect_data(int fd, unsigned src, unsigned dst, unsigned count,
-                        uint32_t tag, PFrame *f)
+                        uint32_t tag, HdrFrame *f)
 {
     expect_ps1(fd, FABRIC_TYPE_DATA, f);
     g_assert_cmpuint(f->h.len, ==, FABRIC_PS1_DATA_LEN(count));
@@ -148,7 +107,7 @@ static void expect_data(int fd, unsigned src, unsigned dst, unsigned count,
 
 static void expect_credit(int fd)
 {
-    PFrame f;
+    HdrFrame f;
 
     expect_ps1(fd, FABRIC_TYPE_CREDIT, &f);
     g_assert_cmpuint(f.h.len, ==, 4);
@@ -172,7 +131,7 @@ static void send_barrier(int fd, uint8_t op, uint8_t bits)
 
 static void expect_release(int fd, uint8_t bits)
 {
-    PFrame f;
+    HdrFrame f;
 
     expect_ps1(fd, FABRIC_TYPE_BARRIER, &f);
     g_assert_cmpuint(f.h.len, ==, 2);
@@ -196,11 +155,7 @@ static void send_routes(int fd, unsigned id, const uint8_t *table,
 
 static char *expect_reject(int fd)
 {
-    PFrame f;
-
-    expect_ps1(fd, FABRIC_TYPE_CONTROL, &f);
-    g_assert_cmpuint(f.pl[0], ==, FABRIC_CTL_REJECT);
-    return g_strndup((const char *)f.pl + 1, f.h.len - 1);
+    return hdr_expect_reject(fd, FABRIC_KIND_PS1);
 }
 
 /* Poll a command until its answer contains `needle`. */
@@ -264,7 +219,7 @@ static void test_banner_and_status(void)
 
 static void test_traffic(Fixture *fx, gconstpointer unused)
 {
-    PFrame f;
+    HdrFrame f;
 
     connect_hello_all(fx);
     wait_counter(fx, "node 2", "linked", 1);
@@ -336,7 +291,7 @@ static void test_traffic(Fixture *fx, gconstpointer unused)
 /* Node 1 never reads: packets wait in the network, none is lost. */
 static void test_flow_control(Fixture *fx, gconstpointer unused)
 {
-    PFrame f;
+    HdrFrame f;
     unsigned sent = 0, credits = 0;
 
     connect_hello_all(fx);
@@ -405,7 +360,7 @@ static void test_malformed(Fixture *fx, gconstpointer unused)
     g_assert_cmpuint(counter(fx, "node 0", "accepted"), ==, 0);
 
     /* the connection is still good */
-    PFrame f;
+    HdrFrame f;
 
     send_data(fx->port[0], 1, 3, 0x33);
     expect_data(fx->port[1], 0, 1, 3, 0x33, &f);
@@ -427,7 +382,7 @@ static void test_malformed(Fixture *fx, gconstpointer unused)
 static void test_hello_rejected(Fixture *fx, gconstpointer unused)
 {
     g_autofree char *reason = NULL;
-    PFrame f;
+    HdrFrame f;
 
     connect_all(fx);
     /* the socket is the node id: a board claiming node 2 on node1.sock */
@@ -482,7 +437,7 @@ static void test_reject_flushed(Fixture *fx, gconstpointer unused)
 {
     enum { BACKLOG = 20000 };
     g_autofree char *last = NULL;
-    PFrame f;
+    HdrFrame f;
     unsigned rejects = 0;
 
     connect_all(fx);
@@ -507,7 +462,7 @@ static void test_reject_flushed(Fixture *fx, gconstpointer unused)
 
 static void test_routes(Fixture *fx, gconstpointer unused)
 {
-    PFrame f;
+    HdrFrame f;
 
     connect_hello_all(fx);
     /* node 0 has no route to 2: held in its host-in, no credit back */
@@ -530,7 +485,7 @@ static void test_routes(Fixture *fx, gconstpointer unused)
 
 static void test_link_faults(Fixture *fx, gconstpointer unused)
 {
-    PFrame f;
+    HdrFrame f;
     gint64 start;
 
     connect_hello_all(fx);
@@ -593,7 +548,7 @@ static void test_link_faults(Fixture *fx, gconstpointer unused)
 
 static void test_disconnect(Fixture *fx, gconstpointer unused)
 {
-    PFrame f;
+    HdrFrame f;
 
     connect_hello_all(fx);
     /* line 0: all three; node 2 leaves before arriving */
@@ -624,7 +579,7 @@ static void test_capture(Fixture *fx, gconstpointer unused)
     g_autofree char *path = path_in(fx, "ps1.pcapng");
     g_autofree char *cmd = g_strdup_printf("capture start %s", path);
     g_autofree char *stop = NULL;
-    PFrame f;
+    HdrFrame f;
 
     connect_hello_all(fx);
     ctl_ok(fx, cmd);
@@ -638,27 +593,23 @@ static void test_capture(Fixture *fx, gconstpointer unused)
     stop = ctl(fx, "capture stop");
     g_assert_cmpstr(stop, ==, "frames 2\n");
 
-    g_auto(GStrv) names = tshark_fields(path, "frame.interface_name");
-    g_auto(GStrv) comments = tshark_fields(path, "frame.comment");
-    g_auto(GStrv) lens = tshark_fields(path, "frame.len");
+    g_auto(GStrv) packets = capture_packets(path);
 
-    if (!names) {
+    if (!packets) {
         g_test_message("no tshark: capture contents not checked");
         return;
     }
-    g_assert_cmpuint(g_strv_length(names), ==, 2);
-    g_assert_cmpstr(names[0], ==, "node2");
-    g_assert_cmpstr(comments[0], ==, "node0>node2");
-    g_assert_cmpstr(lens[0], ==, "55");     /* 32 + 4 + 12 + 3 + 4 */
-    g_assert_cmpstr(names[1], ==, "node1");
-    g_assert_cmpstr(comments[1], ==, "fabric>node1");
+    g_assert_cmpuint(g_strv_length(packets), ==, 2);
+    /* 32 + 4 + 12 + 3 + 4, then 32 + 2 */
+    g_assert_cmpstr(packets[0], ==, "node2\tnode0>node2\t55");
+    g_assert_cmpstr(packets[1], ==, "node1\tfabric>node1\t34");
 }
 
 static void test_torus(void)
 {
     Fixture fx;
     int port3;
-    PFrame f;
+    HdrFrame f;
 
     fixture_init(&fx);
     g_free(start_fabricd(&fx, torus4));
@@ -708,7 +659,6 @@ static void test_bad_arguments(void)
 
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        g_autofree char *out = NULL, *err = NULL;
 
         g_ptr_array_add(argv, FABRICD);
         for (int a = 0; cases[i].args[a]; a++) {
@@ -717,15 +667,7 @@ static void test_bad_arguments(void)
         g_ptr_array_add(argv, "--dir");
         g_ptr_array_add(argv, never);
         g_ptr_array_add(argv, NULL);
-        g_assert_cmpint(run((const char *const *)argv->pdata, NULL, &out,
-                            &err), ==, 2);
-        if (!strstr(err, cases[i].message)) {
-            g_test_message("case %zu: stderr '%s', expected '%s'", i, err,
-                           cases[i].message);
-        }
-        g_assert_nonnull(strstr(err, cases[i].message));
-        g_assert_true(g_str_has_prefix(err, "fabricd: "));
-        g_assert_cmpint(strchr(err, '\n') - err, ==, strlen(err) - 1);
+        expect_refused((const char *const *)argv->pdata, cases[i].message);
     }
     g_assert_false(g_file_test(never, G_FILE_TEST_EXISTS));
     g_assert_cmpint(g_rmdir(base), ==, 0);

@@ -664,8 +664,8 @@ static void test_bad_arguments(void)
     g_autofree char *longdir = g_strnfill(120, 'd');
     g_autofree char *longpath = g_build_filename(base, longdir, NULL);
     static const struct { const char *args[10]; const char *message; } cases[] = {
-        { { "--kind", "myrinet", "--nodes", "2", "--dir", "DIR" },
-          "fabricd: fabric kind 'myrinet' is not implemented yet\n" },
+        { { "--kind", "telegraphos", "--nodes", "2", "--dir", "DIR" },
+          "fabricd: fabric kind 'telegraphos' is not implemented yet\n" },
         { { "--kind", "token-ring", "--nodes", "2", "--dir", "DIR" },
           "fabricd: fabric kind 'token-ring' is not implemented yet" },
         { { "--kind", "eth", "--nodes", "0", "--dir", "DIR" },
@@ -685,7 +685,6 @@ static void test_bad_arguments(void)
 
     for (size_t i = 0; i < G_N_ELEMENTS(cases) + 1; i++) {
         g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        g_autofree char *out = NULL, *err = NULL;
         const char *message;
 
         g_ptr_array_add(argv, FABRICD);
@@ -708,16 +707,7 @@ static void test_bad_arguments(void)
             message = "use a shorter directory";
         }
         g_ptr_array_add(argv, NULL);
-        g_assert_cmpint(run((const char *const *)argv->pdata, NULL, &out,
-                            &err), ==, 2);
-        if (!strstr(err, message)) {
-            g_test_message("case %zu: stderr '%s', expected '%s'", i, err,
-                           message);
-        }
-        g_assert_nonnull(strstr(err, message));
-        g_assert_true(g_str_has_prefix(err, "fabricd: "));
-        /* one line */
-        g_assert_cmpint(strchr(err, '\n') - err, ==, strlen(err) - 1);
+        expect_refused((const char *const *)argv->pdata, message);
     }
     /* nothing was created on the way out */
     g_assert_false(g_file_test(never, G_FILE_TEST_EXISTS));

@@ -1,0 +1,208 @@
+/*
+ * Unit tests of vcluster's QEMU arguments, kernel command line, libvirt
+ * XML and myrinet route files, linked with vcluster's objects: nothing is
+ * started.  The run directory is a temporary one (VCLUSTER_RUNDIR).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "vcluster.h"
+
+static char *run_base;
+
+static const char two_switches[] =
+    "[switch0]\nports=16\nport0=node0\nport1=node1\nport15=switch1:15\n"
+    "[switch1]\nports=16\nport0=node2\nport1=node3\nport15=switch0:15\n";
+
+static Cluster *cluster_with(const char *fabrics, int nodes)
+{
+    Cluster *c = cluster_new("t1");
+
+    c->nodes = nodes;
+    c->fabrics = g_strsplit(fabrics, ",", -1);
+    c->accel = g_strdup("tcg");
+    c->topology = g_strdup("ring");
+    g_assert_cmpint(g_mkdir_with_parents(c->dir, 0755), ==, 0);
+    return c;
+}
+
+static char *read_file(const char *path)
+{
+    char *text = NULL;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    return text;
+}
+
+/* The index of `arg` in `args`, or -1. */
+static int find_arg(GPtrArray *args, const char *arg)
+{
+    for (guint i = 0; i < args->len; i++) {
+        if (strcmp(args->pdata[i], arg) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void test_device_args(void)
+{
+    Cluster *c = cluster_with("eth,myrinet", 3);
+    VcPaths p = { 0 };
+    g_autofree char *dir = cluster_fabric_dir(c, "myrinet");
+    g_autofree char *chardev = g_strdup_printf(
+        "socket,id=vc-myri,path=%s/node1.sock,reconnect=1", dir);
+    g_autofree char *fw_cfg = g_strdup_printf(
+        "name=opt/vcluster/myri-routes,file=%s/routes/node1", dir);
+    GPtrArray *args = node_device_args(c, &p, 1);
+    int at = find_arg(args, chardev);
+
+    g_assert_cmpint(at, >, 0);
+    g_assert_cmpstr(args->pdata[at - 1], ==, "-chardev");
+    g_assert_cmpstr(args->pdata[at + 1], ==, "-device");
+    g_assert_cmpstr(args->pdata[at + 2], ==, "lanai,chardev=vc-myri,node=1");
+    g_assert_cmpstr(args->pdata[at + 3], ==, "-fw_cfg");
+    g_assert_cmpstr(args->pdata[at + 4], ==, fw_cfg);
+    /* eth is still there, ahead of myrinet as in --fabric */
+    at = find_arg(args, "-netdev");
+    g_assert_cmpint(at, >, 0);
+    g_assert_cmpint(at, <, find_arg(args, "-fw_cfg"));
+    g_assert_cmpint(find_arg(args, "parastation,chardev=vc-ps1,node=1"), ==,
+                    -1);
+    g_ptr_array_free(args, TRUE);
+
+    g_autofree char *cmdline = node_kernel_cmdline(c, 2);
+
+    g_assert_true(g_str_has_suffix(cmdline, " myri.node=2"));
+    g_assert_null(strstr(cmdline, "ps1.node"));
+    rm_rf(c->dir);
+    cluster_free(c);
+
+    /* ps1 and myrinet together: both devices, both parameters */
+    c = cluster_with("ps1,myrinet", 2);
+    args = node_device_args(c, &p, 0);
+    g_assert_cmpint(find_arg(args, "parastation,chardev=vc-ps1,node=0"), >,
+                    0);
+    g_assert_cmpint(find_arg(args, "lanai,chardev=vc-myri,node=0"), >, 0);
+    g_ptr_array_free(args, TRUE);
+    g_free(cmdline);
+    cmdline = node_kernel_cmdline(c, 0);
+    g_assert_nonnull(strstr(cmdline, " ps1.node=0 myri.node=0"));
+    rm_rf(c->dir);
+    cluster_free(c);
+}
+
+static void test_libvirt_xml(void)
+{
+    Cluster *c = cluster_with("myrinet", 2);
+    VcPaths p = { .qemu = "/q/qemu", .kernel = "/k/vmlinuz",
+                  .initrd = "/k/initrd" };
+    g_autofree char *dir = cluster_fabric_dir(c, "myrinet");
+    g_autofree char *xml = libvirt_domain_xml(c, &p, 1);
+    g_autofree char *fw_cfg = g_strdup_printf(
+        "    <qemu:arg value='-fw_cfg'/>\n"
+        "    <qemu:arg value='name=opt/vcluster/myri-routes,file=%s/routes/"
+        "node1'/>\n", dir);
+
+    g_assert_nonnull(strstr(xml, fw_cfg));
+    g_assert_nonnull(strstr(xml, "<qemu:arg value='lanai,chardev=vc-myri,"
+                                 "node=1'/>"));
+    g_assert_nonnull(strstr(xml, " myri.node=1</cmdline>"));
+    rm_rf(c->dir);
+    cluster_free(c);
+}
+
+static void test_routes_default(void)
+{
+    Cluster *c = cluster_with("myrinet", 3);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *path = myrinet_routes_file(c, 1);
+    g_autofree char *text = NULL;
+
+    g_assert_true(fabric_kind_supported("myrinet"));
+    g_assert_true(myrinet_prepare(c, NULL, &err));
+    g_assert_no_error(err);
+    g_assert_null(c->myri_topology);
+    text = read_file(path);
+    g_assert_cmpstr(text, ==, "0 bf\n1 80\n2 81\n");
+    rm_rf(c->dir);
+    cluster_free(c);
+
+    g_assert_false(myrinet_topology_valid(NULL, 17, &err));
+    g_assert_nonnull(strstr(err->message, "17 nodes need more than the 16 "
+                            "ports"));
+    g_clear_error(&err);
+    g_assert_true(myrinet_topology_valid(NULL, 16, &err));
+}
+
+/* A switch file: copied into the run directory, routes from the copy. */
+static void test_routes_file(void)
+{
+    Cluster *c = cluster_with("eth,myrinet", 4);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *src = g_build_filename(run_base, "switches.ini", NULL);
+    g_autofree char *dir = cluster_fabric_dir(c, "myrinet");
+    g_autofree char *copy = g_build_filename(dir, "topology.ini", NULL);
+    g_autofree char *route0 = myrinet_routes_file(c, 0);
+    g_autofree char *route3 = myrinet_routes_file(c, 3);
+    g_autofree char *text0 = NULL, *text3 = NULL, *copied = NULL;
+    Cluster *loaded;
+
+    g_assert_true(g_file_set_contents(src, two_switches, -1, NULL));
+    g_assert_true(myrinet_topology_valid(src, 4, &err));
+    g_assert_false(myrinet_topology_valid(src, 3, &err));
+    g_assert_nonnull(strstr(err->message, "node3, but the fabric has nodes "
+                            "0..2"));
+    g_clear_error(&err);
+
+    g_assert_true(myrinet_prepare(c, src, &err));
+    g_assert_no_error(err);
+    g_assert_cmpstr(c->myri_topology, ==, copy);
+    copied = read_file(copy);
+    g_assert_cmpstr(copied, ==, two_switches);
+    text0 = read_file(route0);
+    text3 = read_file(route3);
+    g_assert_cmpstr(text0, ==, "0 80\n1 81\n2 8fb1\n3 8fb2\n");
+    g_assert_cmpstr(text3, ==, "0 8eb1\n1 8eb2\n2 bf\n3 80\n");
+    /* the original may go away: the cluster keeps its copy */
+    g_assert_cmpint(g_unlink(src), ==, 0);
+
+    /* the copy's path survives in cluster.ini */
+    g_assert_true(cluster_save(c, NULL));
+    loaded = cluster_load("t1", &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(loaded->myri_topology, ==, copy);
+    cluster_free(loaded);
+    rm_rf(c->dir);
+    cluster_free(c);
+
+    /* an unreadable file is an error, and nothing is half written */
+    c = cluster_with("myrinet", 2);
+    g_assert_false(myrinet_prepare(c, src, &err));
+    g_assert_nonnull(strstr(err->message, "switches.ini"));
+    g_assert_null(c->myri_topology);
+    rm_rf(c->dir);
+    cluster_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    g_test_init(&argc, &argv, NULL);
+    run_base = g_dir_make_tmp("vcluster-XXXXXX", NULL);
+    g_assert_nonnull(run_base);
+    g_setenv("VCLUSTER_RUNDIR", run_base, TRUE);
+    g_assert_cmpstr(vc_run_base(), ==, run_base);
+    g_test_add_func("/vcluster/myrinet/device-args", test_device_args);
+    g_test_add_func("/vcluster/myrinet/libvirt-xml", test_libvirt_xml);
+    g_test_add_func("/vcluster/myrinet/routes-default", test_routes_default);
+    g_test_add_func("/vcluster/myrinet/routes-file", test_routes_file);
+    rc = g_test_run();
+    rm_rf(run_base);
+    g_free(run_base);
+    return rc;
+}
