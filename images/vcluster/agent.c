@@ -1,6 +1,7 @@
 /* qemu-guest-agent client: sync, guest-exec and guest-exec-status. */
 #include "vcluster.h"
 
+#include <errno.h>
 
 gboolean agent_send_sync(JsonChan *ch, gint64 id, GError **err)
 {
@@ -131,6 +132,30 @@ gboolean agent_exec_poll(JsonChan *ch, gint64 pid, AgentExecResult *res,
                                                     FALSE) ||
         json_object_get_boolean_member_with_default(o, "err-truncated", FALSE);
     return TRUE;
+}
+
+gboolean agent_exec_wait(JsonChan *ch, char **argv, gint64 deadline_us,
+                         AgentExecResult *res, GError **err)
+{
+    gint64 pid = agent_exec_start(ch, argv, TRUE, NULL, err);
+    if (pid < 0) {
+        return FALSE;
+    }
+    for (int delay_ms = 1;; delay_ms = MIN(delay_ms * 2, 20)) {
+        GError *poll_err = NULL;
+        if (agent_exec_poll(ch, pid, res, &poll_err)) {
+            return TRUE;
+        }
+        if (poll_err) {
+            g_propagate_error(err, poll_err);
+            return FALSE;
+        }
+        if (g_get_monotonic_time() > deadline_us) {
+            g_set_error(err, VC_ERROR, ETIMEDOUT, "%s: timed out", argv[0]);
+            return FALSE;
+        }
+        vc_sleep_ms(delay_ms);
+    }
 }
 
 void agent_exec_result_clear(AgentExecResult *res)

@@ -61,15 +61,18 @@ static gboolean cluster_has_live_parts(Cluster *c)
     return FALSE;
 }
 
-static void report_boot_failure(Cluster *c, int node, const char *why)
+static void report_boot_failure(Cluster *c, int node, const char *failure,
+                                const char *why)
 {
     g_autofree char *log = cluster_node_file(c, node, "serial.log");
     g_autofree char *tail = file_tail(log, 20);
-    g_printerr("vcluster: node%d failed to boot: %s\n"
-               "--- last lines of %s ---\n%s\n---\n", node, why, log, tail);
+    g_printerr("vcluster: node%d %s: %s\n"
+               "--- last lines of %s ---\n%s\n---\n", node, failure, why, log,
+               tail);
 }
 
 typedef struct {
+    int node;
     JsonChan *ch;
     gint64 sync_id;
     gint64 last_sync_us;
@@ -77,72 +80,87 @@ typedef struct {
     gboolean up;
 } BootWait;
 
-/* Wait until every guest agent answers; FALSE (with a report) otherwise. */
-static gboolean wait_for_agents(Cluster *c, gint64 start_us, int timeout_s)
+gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
+                         int timeout_s, const AgentWait *how)
 {
-    BootWait *w = g_new0(BootWait, c->nodes);
-    int up = 0;
+    guint n = nodes->len;
+    BootWait *w = g_new0(BootWait, n);
+    guint up = 0;
     gint64 deadline = start_us + (gint64)timeout_s * G_USEC_PER_SEC;
     gboolean ok = TRUE;
 
-    while (up < c->nodes) {
+    for (guint j = 0; j < n; j++) {
+        w[j].node = g_array_index(nodes, int, j);
+    }
+    while (up < n) {
         if (interrupted) {
             g_printerr("vcluster: interrupted; cleaning up\n");
             ok = FALSE;
             break;
         }
         if (g_get_monotonic_time() > deadline) {
-            for (int i = 0; i < c->nodes; i++) {
-                if (!w[i].up) {
+            for (guint j = 0; j < n; j++) {
+                if (!w[j].up) {
                     g_autofree char *why = g_strdup_printf(
                         "guest agent silent after %d s", timeout_s);
-                    report_boot_failure(c, i, why);
+                    report_boot_failure(c, w[j].node, how->failure, why);
                 }
             }
             ok = FALSE;
             break;
         }
-        for (int i = 0; i < c->nodes && ok; i++) {
-            if (w[i].up) {
+        for (guint j = 0; j < n && ok; j++) {
+            BootWait *b = &w[j];
+            if (b->up) {
                 continue;
             }
             gint64 now = g_get_monotonic_time();
             /* Once a second: in libvirt mode each check runs virsh. */
-            if (now - w[i].last_alive_us > G_USEC_PER_SEC) {
-                w[i].last_alive_us = now;
-                if (!node_alive(c, i)) {
-                    report_boot_failure(c, i, "QEMU exited");
+            if (now - b->last_alive_us > G_USEC_PER_SEC) {
+                b->last_alive_us = now;
+                if (!node_alive(c, b->node)) {
+                    report_boot_failure(c, b->node, how->failure,
+                                        "QEMU exited");
                     ok = FALSE;
                     break;
                 }
             }
-            if (!w[i].ch) {
-                g_autofree char *sock = cluster_node_file(c, i, "qga.sock");
-                w[i].ch = jsonchan_connect(sock, NULL);
-                w[i].sync_id = g_random_int_range(1, G_MAXINT32);
-                w[i].last_sync_us = 0;
-                if (!w[i].ch) {
+            if (!b->ch) {
+                g_autofree char *sock = cluster_node_file(c, b->node,
+                                                          "qga.sock");
+                b->ch = jsonchan_connect(sock, NULL);
+                b->sync_id = g_random_int_range(1, G_MAXINT32);
+                b->last_sync_us = 0;
+                if (!b->ch) {
                     continue;
                 }
             }
             /* Resend now and then: a sync sent before the agent ran is lost. */
-            if (now - w[i].last_sync_us > 2 * G_USEC_PER_SEC) {
-                if (!agent_send_sync(w[i].ch, w[i].sync_id, NULL)) {
-                    g_clear_pointer(&w[i].ch, jsonchan_close);
+            if (now - b->last_sync_us > 2 * G_USEC_PER_SEC) {
+                if (!agent_send_sync(b->ch, b->sync_id, NULL)) {
+                    g_clear_pointer(&b->ch, jsonchan_close);
                     continue;
                 }
-                w[i].last_sync_us = now;
+                b->last_sync_us = now;
             }
             g_autoptr(GError) err = NULL;
-            if (agent_wait_sync(w[i].ch, w[i].sync_id, now + 20000, &err)) {
-                g_autofree char *ip = cluster_node_ip(i);
-                w[i].up = TRUE;
+            if (agent_wait_sync(b->ch, b->sync_id, now + 20000, &err)) {
+                /* Not yet the boot we wait for: ask again at the next sync. */
+                if (how->ready && !how->ready(b->ch, b->node, how->opaque)) {
+                    continue;
+                }
+                b->up = TRUE;
                 up++;
-                g_print("node%d: up in %.1f s (%s)\n", i,
-                        (g_get_monotonic_time() - start_us) / 1e6, ip);
+                g_print("node%d: %s in %.1f s", b->node, how->verb,
+                        (g_get_monotonic_time() - start_us) / 1e6);
+                if (how->show_address) {
+                    g_autofree char *ip = cluster_node_ip(b->node);
+                    g_print(" (%s)", ip);
+                }
+                g_print("\n");
                 fflush(stdout);
             } else if (err && err->code != ETIMEDOUT) {
-                g_clear_pointer(&w[i].ch, jsonchan_close);
+                g_clear_pointer(&b->ch, jsonchan_close);
             }
         }
         if (!ok) {
@@ -150,8 +168,8 @@ static gboolean wait_for_agents(Cluster *c, gint64 start_us, int timeout_s)
         }
         vc_sleep_ms(50);
     }
-    for (int i = 0; i < c->nodes; i++) {
-        jsonchan_close(w[i].ch);
+    for (guint j = 0; j < n; j++) {
+        jsonchan_close(w[j].ch);
     }
     g_free(w);
     return ok;
@@ -159,7 +177,7 @@ static gboolean wait_for_agents(Cluster *c, gint64 start_us, int timeout_s)
 
 int cmd_up(int argc, char **argv)
 {
-    int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = 300;
+    int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = VC_BOOT_TIMEOUT_S;
     g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
     g_autofree char *topology = NULL, *myri_topology = NULL;
     gboolean use_libvirt = FALSE;
@@ -326,7 +344,12 @@ int cmd_up(int argc, char **argv)
             goto fail;
         }
     }
-    if (!wait_for_agents(c, start, timeout)) {
+    const AgentWait how = { .verb = "up", .show_address = TRUE,
+                            .failure = "failed to boot" };
+    GArray *all = cluster_parse_nodes(c, "all", NULL);
+    gboolean booted = wait_for_agents(c, all, start, timeout, &how);
+    g_array_free(all, TRUE);
+    if (!booted) {
         goto fail;
     }
     g_print("cluster %s: %d nodes up in %.1f s (accel %s)\n", cname, nodes,

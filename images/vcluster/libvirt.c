@@ -228,7 +228,9 @@ char *libvirt_domain_xml(Cluster *c, const VcPaths *p, int node)
         "  <features><acpi/></features>\n"
         "%s"
         "  <on_poweroff>destroy</on_poweroff>\n"
-        "  <on_reboot>destroy</on_reboot>\n"
+        /* restart: else libvirt turns every reset, `virsh reset` too,
+         * into a shutdown; direct mode resets in place as well */
+        "  <on_reboot>restart</on_reboot>\n"
         "  <on_crash>destroy</on_crash>\n"
         "  <devices>\n"
         "    <emulator>%s</emulator>\n"
@@ -285,6 +287,12 @@ void libvirt_remove_node(Cluster *c, int node)
     if (!virsh(NULL, &err, "undefine", name, NULL)) {
         g_printerr("vcluster: %s\n", err->message);
     }
+}
+
+gboolean libvirt_reset_node(Cluster *c, int node, GError **err)
+{
+    g_autofree char *name = cluster_domain_name(c, node);
+    return virsh(NULL, err, "reset", name, NULL);
 }
 
 /* "running", "shut off", ..., or NULL when there is no such domain. */

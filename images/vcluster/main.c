@@ -14,6 +14,7 @@ static const char usage[] =
     "  exec [-d] [-i] [-t S] NODE|all -- CMD...      run a command on nodes\n"
     "  status                                        nodes, fabric, agents\n"
     "  console NODE [--no-follow]                    follow a serial log\n"
+    "  reboot [--no-wait] [-t S] NODE|all            reset nodes, await boot\n"
     "  fault ARGS...      fault rules (fabricctl fault: add/del/list/clear)\n"
     "  link down|up LINK  take a fabric link down or up\n"
     "  capture start FILE | stop | status            pcapng capture\n"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
         return cmd_status(argc, argv);
     } else if (!strcmp(cmd, "console")) {
         return cmd_console(argc, argv);
+    } else if (!strcmp(cmd, "reboot")) {
+        return cmd_reboot(argc, argv);
     } else if (!strcmp(cmd, "list")) {
         return cmd_list(argc, argv);
     } else if (!strcmp(cmd, "fault") || !strcmp(cmd, "capture") ||

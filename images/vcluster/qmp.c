@@ -24,3 +24,19 @@ JsonChan *qmp_open(const char *sock_path, gint64 deadline_us, GError **err)
     }
     return ch;
 }
+
+char *qmp_wait_event(JsonChan *ch, const char *const *names, gint64 deadline_us,
+                     GError **err)
+{
+    for (;;) {
+        g_autoptr(JsonNode) msg = jsonchan_recv(ch, deadline_us, err);
+        if (!msg) {
+            return NULL;
+        }
+        const char *event = json_object_get_string_member_with_default(
+            json_node_get_object(msg), "event", NULL);
+        if (event && g_strv_contains(names, event)) {
+            return g_strdup(event);
+        }
+    }
+}

@@ -9,6 +9,7 @@
 #define VC_MAX_NODES 64
 #define VC_DEFAULT_NAME "vc"
 #define VC_DEFAULT_MEM_MB 256
+#define VC_BOOT_TIMEOUT_S 300           /* up and reboot wait this long */
 #define VC_NET_PREFIX "10.77.0"         /* node I is VC_NET_PREFIX.(I+1) */
 
 /* ---- jsonchan.c: newline-delimited JSON over a unix stream socket ---- */
@@ -42,10 +43,16 @@ gint64 agent_exec_start(JsonChan *ch, char **argv, gboolean capture,
 /* TRUE when finished (res filled), FALSE while running, or on error. */
 gboolean agent_exec_poll(JsonChan *ch, gint64 pid, AgentExecResult *res,
                          GError **err);
+/* Start a command with its output captured and wait until it finishes. */
+gboolean agent_exec_wait(JsonChan *ch, char **argv, gint64 deadline_us,
+                         AgentExecResult *res, GError **err);
 void agent_exec_result_clear(AgentExecResult *res);
 
 /* ---- qmp.c ---- */
 JsonChan *qmp_open(const char *sock_path, gint64 deadline_us, GError **err);
+/* Skip messages until one of the events `names` comes; return its name. */
+char *qmp_wait_event(JsonChan *ch, const char *const *names, gint64 deadline_us,
+                     GError **err);
 
 /* ---- cluster.c: run directory and state ---- */
 typedef enum { VC_MODE_DIRECT, VC_MODE_LIBVIRT } VcMode;
@@ -140,6 +147,8 @@ gboolean libvirt_ensure_daemon(GError **err);
 gboolean libvirt_start_node(Cluster *c, const VcPaths *p, int node,
                             GError **err);
 void libvirt_remove_node(Cluster *c, int node);
+/* `virsh reset`: a hardware reset of the node's domain. */
+gboolean libvirt_reset_node(Cluster *c, int node, GError **err);
 char *libvirt_node_state(Cluster *c, int node);
 char *libvirt_domain_xml(Cluster *c, const VcPaths *p, int node);
 
@@ -151,11 +160,30 @@ char *accel_choose(const char *requested, const VcPaths *p, char **why,
 /* ---- commands ---- */
 /* Remove a file, or a directory and everything in it (cmd_up.c). */
 void rm_rf(const char *path);
+
+/* What wait_for_agents waits for and what it prints. */
+typedef struct {
+    const char *verb;           /* "nodeI: VERB in T s" */
+    gboolean show_address;      /* ... " (10.77.0.I+1)" */
+    const char *failure;        /* "vcluster: nodeI FAILURE: why" */
+    /* NULL, or whether an answering agent is the boot we wait for */
+    gboolean (*ready)(JsonChan *agent, int node, gpointer opaque);
+    gpointer opaque;
+} AgentWait;
+
+/*
+ * Wait until the guest agent of every node in `nodes` answers (cmd_up.c).
+ * A QEMU that exits, or silence until start_us + timeout_s, is reported
+ * with the node's serial log tail and returns FALSE.
+ */
+gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
+                         int timeout_s, const AgentWait *how);
 int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_console(int argc, char **argv);
+int cmd_reboot(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_fabricctl(const char *what, int argc, char **argv);
 

@@ -1,12 +1,14 @@
 /*
  * Unit tests of vcluster's QEMU arguments, kernel command line, libvirt
- * XML and myrinet route files, linked with vcluster's objects: nothing is
- * started.  The run directory is a temporary one (VCLUSTER_RUNDIR).
+ * XML, myrinet route files and `reboot`'s errors, linked with vcluster's
+ * objects: nothing is started.  The run directory is a temporary one
+ * (VCLUSTER_RUNDIR).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vcluster.h"
@@ -111,6 +113,8 @@ static void test_libvirt_xml(void)
     g_assert_nonnull(strstr(xml, "<qemu:arg value='lanai,chardev=vc-myri,"
                                  "node=1'/>"));
     g_assert_nonnull(strstr(xml, " myri.node=1</cmdline>"));
+    /* `virsh reset` must reset, not shut down */
+    g_assert_nonnull(strstr(xml, "<on_reboot>restart</on_reboot>"));
     rm_rf(c->dir);
     cluster_free(c);
 }
@@ -188,12 +192,62 @@ static void test_routes_file(void)
     cluster_free(c);
 }
 
+/*
+ * A trapped child of reboot_fails(): `vcluster reboot $REBOOT_ARGS`, and
+ * its exit code on stderr (GLib 2.74 cannot hand it to the parent).
+ */
+static void reboot_child(void)
+{
+    g_auto(GStrv) words = g_strsplit(g_getenv("REBOOT_ARGS"), " ", -1);
+    int argc = g_strv_length(words) + 1;
+    char **argv = g_new0(char *, argc + 1);
+
+    argv[0] = "vcluster reboot";
+    memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
+    int rc = cmd_reboot(argc, argv);
+    g_printerr("exit %d\n", rc);
+    exit(rc);
+}
+
+/* `vcluster reboot ARGS` exits with `rc` and says `message` on stderr. */
+static void reboot_fails(const char *args, int rc, const char *message)
+{
+    g_autofree char *expected = g_strdup_printf("%s\nexit %d\n", message, rc);
+
+    g_setenv("REBOOT_ARGS", args, TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr(expected);
+}
+
+static void test_reboot_errors(void)
+{
+    if (g_test_subprocess()) {
+        reboot_child();
+    }
+    Cluster *c = cluster_with("eth", 2);
+
+    g_assert_true(cluster_save(c, NULL));
+    reboot_fails("--name t1", 2, "*usage: vcluster reboot*NODE|all*");
+    reboot_fails("--name t1 -t 0 1", 2, "*-t must be positive*");
+    reboot_fails("--name t1 7", 2,
+                 "*bad node '7': cluster 't1' has nodes 0..1*");
+    reboot_fails("--name nosuch 1", 1, "*no cluster named 'nosuch'*");
+    /* saved, but no QEMU ever ran: nothing is reset */
+    reboot_fails("--name t1 all", 1,
+                 "*node0 is not running (its QEMU is gone)*");
+    rm_rf(c->dir);
+    cluster_free(c);
+}
+
 int main(int argc, char **argv)
 {
     int rc;
 
     g_test_init(&argc, &argv, NULL);
-    run_base = g_dir_make_tmp("vcluster-XXXXXX", NULL);
+    /* A trapped child works in its parent's run directory. */
+    run_base = g_test_subprocess() ? g_strdup(g_getenv("VCLUSTER_RUNDIR"))
+                                   : g_dir_make_tmp("vcluster-XXXXXX", NULL);
     g_assert_nonnull(run_base);
     g_setenv("VCLUSTER_RUNDIR", run_base, TRUE);
     g_assert_cmpstr(vc_run_base(), ==, run_base);
@@ -201,6 +255,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vcluster/myrinet/libvirt-xml", test_libvirt_xml);
     g_test_add_func("/vcluster/myrinet/routes-default", test_routes_default);
     g_test_add_func("/vcluster/myrinet/routes-file", test_routes_file);
+    g_test_add_func("/vcluster/reboot/errors", test_reboot_errors);
     rc = g_test_run();
     rm_rf(run_base);
     g_free(run_base);
