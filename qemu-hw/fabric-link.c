@@ -28,7 +28,12 @@ static void fabric_link_frame_done(FabricLink *l)
 
 static int fabric_link_can_read(void *opaque)
 {
-    return 4096;
+    FabricLink *l = opaque;
+
+    if (l->can_rx && !l->can_rx(l->opaque)) {
+        return 0;
+    }
+    return FABRIC_LINK_READ_MAX;
 }
 
 static void fabric_link_read(void *opaque, const uint8_t *buf, int size)
@@ -130,12 +135,30 @@ void fabric_link_cleanup(FabricLink *l)
     fabric_link_reset_rx(l);
 }
 
+void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx)
+{
+    l->can_rx = can_rx;
+}
+
+void fabric_link_rx_resume(FabricLink *l)
+{
+    /* The chardev asks can_read again when the main loop next polls. */
+    qemu_chr_fe_accept_input(l->chr);
+}
+
 void fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
                       const void *payload, uint32_t len)
+{
+    fabric_link_send_flags(l, type, 0, dst, payload, len);
+}
+
+void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
+                            uint16_t dst, const void *payload, uint32_t len)
 {
     FabricHdr h = {
         .kind = l->kind,
         .type = type,
+        .flags = flags,
         .src = l->node,
         .dst = dst,
         .len = len,

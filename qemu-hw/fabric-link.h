@@ -15,6 +15,8 @@ typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,
                             const uint8_t *payload);
 /* Called when the connection to fabricd opens (up) or closes. */
 typedef void FabricLinkEventFn(void *opaque, bool up);
+/* May the device take more frames now?  False stops reading the socket. */
+typedef bool FabricLinkCanRxFn(void *opaque);
 
 typedef struct FabricLink {
     CharBackend *chr;
@@ -22,6 +24,7 @@ typedef struct FabricLink {
     uint16_t node;
     FabricLinkRxFn *rx;
     FabricLinkEventFn *event;
+    FabricLinkCanRxFn *can_rx;  /* NULL: always */
     void *opaque;
     bool connected;
     /* Reassembly of the incoming byte stream. */
@@ -37,8 +40,21 @@ void fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
                       uint16_t node, FabricLinkRxFn *rx,
                       FabricLinkEventFn *event, void *opaque);
 void fabric_link_cleanup(FabricLink *l);
+/*
+ * Back-pressure: while can_rx says no, the link reads nothing from the
+ * socket, so fabricd's side fills up instead of QEMU's memory.  can_rx is
+ * asked before each socket read of at most FABRIC_LINK_READ_MAX bytes,
+ * which may complete several frames: a device takes that much beyond its
+ * limit.  Call fabric_link_rx_resume() once it has room again.
+ */
+#define FABRIC_LINK_READ_MAX    4096
+void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx);
+void fabric_link_rx_resume(FabricLink *l);
 /* Send one frame stamped with the current virtual time. */
 void fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
                       const void *payload, uint32_t len);
+/* The same with header flags (FABRIC_F_*). */
+void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
+                            uint16_t dst, const void *payload, uint32_t len);
 
 #endif
