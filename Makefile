@@ -75,13 +75,19 @@ $(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/ps1/ps1_io
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
 
+GUEST_TOOLS += $(B)/guest/bin/myritest
+$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/myri -o $@ $<
+
 # --- ParaStation user-level library (guest-lib/parastation) -------------
 # libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
 # for the guest.
 PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
-PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
+PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h \
+	guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
-PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/parastation -Iguest-driver/ps1
+PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/parastation -Iguest-driver/ps1 -Iguest-driver/myri
 
 $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
@@ -105,7 +111,7 @@ $(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c guest-lib/parast
 # --- guest kernel modules: out of tree against the guest kernel's headers ---
 KVER := $(patsubst %-unsigned,%,$(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'))
 KDIR := /lib/modules/$(KVER)/build
-GUEST_DRIVERS := ps1
+GUEST_DRIVERS := ps1 myri
 GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
 
 $(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild
@@ -114,13 +120,70 @@ $(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/
 	@mkdir -p $(dir $@)
 	cp guest-driver/ps1/ps1.ko $@
 
+$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild
+	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 modules
+	@mkdir -p $(dir $@)
+	cp guest-driver/myri/myri.ko $@
+
+# --- the Myrinet card's firmware (MCP): guest-driver/myri/mcp/ ---
+# mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the
+# guest; mcp-loop.bin and mcp-wild.bin are broken on purpose (driver tests).
+# Needs riscv64-unknown-elf-gcc (make deps); without it they are skipped.
+MCP_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
+MCP_DIR := guest-driver/myri/mcp
+MCP_SRC := $(addprefix $(MCP_DIR)/,start.S main.c host.c net.c dma.c util.c rdp.c)
+MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
+MCP_CFLAGS := -std=gnu11 -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles \
+	-fno-tree-loop-distribute-patterns -Wall -Wextra -DRDP_MAX_PEERS=64 \
+	-T $(MCP_DIR)/mcp.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
+MYRI_FW_DIR := $(B)/guest/firmware/myri
+
+$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c guest-driver/myri/myri_mcp_if.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $< -lz
+
+$(B)/obj/mcp/mcp.elf: $(MCP_SRC) $(MCP_HDR) $(MCP_DIR)/mcp.ld
+	@mkdir -p $(dir $@)
+	riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $(MCP_SRC) -lgcc
+
+$(B)/obj/mcp/mcp-%.elf: $(MCP_DIR)/mcp-%.S $(MCP_DIR)/mcp.ld
+	@mkdir -p $(dir $@)
+	riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $<
+
+$(B)/obj/mcp/%.raw: $(B)/obj/mcp/%.elf
+	riscv64-unknown-elf-objcopy -O binary $< $@
+
+$(MYRI_FW_DIR)/%.bin: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw $(B)/obj/mcp/mkimage
+	@mkdir -p $(dir $@)
+	$(B)/obj/mcp/mkimage -n $* $< $(B)/obj/mcp/$*.raw $@
+.PRECIOUS: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw
+
+ifneq ($(MCP_GCC),)
+MYRI_FW := $(addprefix $(MYRI_FW_DIR)/,mcp.bin mcp-loop.bin mcp-wild.bin)
+else
+MYRI_FW_SKIP := myri-fw-skip
+endif
+
+.PHONY: myri-fw myri-fw-skip
+myri-fw: $(MYRI_FW) $(MYRI_FW_SKIP)
+myri-fw-skip:
+	@echo "note: riscv64-unknown-elf-gcc not found: Myrinet firmware (myri/mcp.bin) not built; run: make deps"
+
+# The MCP on the card under qtest, with a fake peer speaking RDP (rdp.c).
+$(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tests/qtest/qtest-client.h \
+		$(MCP_DIR)/rdp.c $(MCP_HDR) $(MYRI_FW)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
+		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
+
 # --- guest image: rebuilt only when its inputs change ---
 IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) \
-	$(GUEST_TOOLS) $(GUEST_MODULES)
+	$(GUEST_TOOLS) $(GUEST_MODULES) $(MYRI_FW)
 
 image: $(IMAGE)
 
-$(IMAGE): $(IMAGE_INPUTS)
+$(IMAGE): $(IMAGE_INPUTS) | $(MYRI_FW_SKIP)
 	VC_KVER=$(KVER) ./images/mkimage.sh $(B)/image $(B)/guest
 
 # --- tests ---

@@ -171,7 +171,7 @@ void lanai_update(LanaiState *s)
         /* Asleep the core's clock stood still: it resumes at now. */
         s->core_state = LANAI_CORE_RUN;
         lanai_core_rebase(s, MAX(lanai_core_ns(s), lanai_virtual_ns()));
-        s->wdog_start_ns = lanai_virtual_ns();
+        s->wdog_start_insn = s->core.insns;
         s->run_now = true;
         timer_mod_anticipate(s->timer, lanai_virtual_ns());
     }
@@ -254,7 +254,7 @@ static void lanai_run_slice(LanaiState *s, int64_t now)
         lanai_core_halted(s);
         return;
     case RV32_STOP_WFI:
-        s->wdog_start_ns = now;
+        s->wdog_start_insn = s->core.insns;
         lanai_timers_expire(s, now);
         if (lanai_isr(s) & s->imr) {
             s->run_now = true;      /* something is pending already */
@@ -265,8 +265,12 @@ static void lanai_run_slice(LanaiState *s, int64_t now)
     case RV32_STOP_BUDGET:
         break;
     }
-    if (s->wdog_ms &&
-        now - s->wdog_start_ns >= (int64_t)s->wdog_ms * SCALE_MS) {
+    /*
+     * Counted in instructions at the core's clock, not in virtual time: a
+     * host that starves QEMU must not look like a firmware that loops.
+     */
+    if (s->wdog_ms && s->core.insns - s->wdog_start_insn >=
+        (uint64_t)s->wdog_ms * s->clock_mhz * 1000) {
         lanai_halt(s, LANAI_HALT_WDOG, s->core.pc, 0);
     }
 }
@@ -321,7 +325,7 @@ static void lanai_core_start(LanaiState *s)
     s->halt_addr = 0;
     s->core_state = LANAI_CORE_RUN;
     lanai_core_rebase(s, now);
-    s->wdog_start_ns = now;
+    s->wdog_start_insn = s->core.insns;
     s->run_now = true;
 }
 
@@ -529,7 +533,7 @@ static bool lanai_special_write(LanaiState *s, uint32_t reg, uint32_t v,
         lanai_host_notify(s, v);
         break;
     case LANAI_REG_WDOG_KICK:
-        s->wdog_start_ns = now;
+        s->wdog_start_insn = s->core.insns;
         break;
     default:
         return false;

@@ -91,7 +91,7 @@ struct LanaiState {
     bool run_now;               /* an event woke the core: no waiting */
     int64_t core_base_ns;       /* core time, for pacing only: */
     uint64_t core_base_insns;   /* base_ns + (insns - base) / clock */
-    int64_t wdog_start_ns;      /* the last start, wfi or kick */
+    uint64_t wdog_start_insn;   /* core.insns at the last start, wfi or kick */
     uint32_t wdog_ms;
     uint32_t halt_cause;
     uint32_t halt_pc;

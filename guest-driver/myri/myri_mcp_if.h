@@ -70,7 +70,9 @@ enum mcp_state {
 enum mcp_param {
 	MCP_P_RTO_US,		/* retransmit timeout (2048) */
 	MCP_P_WINDOW,		/* packets in flight per peer (16) */
-	MCP_P_MRC,		/* retransmissions before a peer is dead (64) */
+	MCP_P_MRC,		/* retransmissions before a peer is dead
+				 * (1000: 2 s at the default RTO, so a VM
+				 * that the host starves is not given up) */
 	MCP_P_ACK_DELAY_US,	/* explicit ACK at the latest after (100) */
 	MCP_P_ACK_PENDING,	/* explicit ACK after this many packets (4) */
 	MCP_P_CTO_US,		/* pause after a capacity NACK (1000) */
@@ -166,7 +168,11 @@ struct myri_ctx_user {
 	uint32_t rx_cons;	/* data ring bytes freed (free-running) */
 	uint32_t want_notify;	/* 1: HOST_NOTIFY at the next event; the
 				 * MCP clears it when it notifies */
-	uint32_t user_reserved[13];
+	uint32_t slot_next;	/* the next slot to fill (free-running),
+				 * shared by the context's users; the
+				 * driver's poll/WAIT look at it, the MCP
+				 * ignores it */
+	uint32_t user_reserved[12];
 	/* the MCP's */
 	uint32_t ev_prod;	/* events written (free-running) */
 	uint32_t err;		/* last MYRI_ERR_* of a bad request */
@@ -209,7 +215,8 @@ struct myri_slot {
 /* ---- a context's receive region, host memory, mapped read-only ---- */
 
 /*
- * nev events of 16 bytes, then the data ring (rx_size - 16 * nev bytes).
+ * nev events of 16 bytes, then the data ring (rx_size - 16 * nev bytes,
+ * a power of 2, so that free-running positions wrap cleanly).
  * The MCP writes a payload, then its event, then ev_prod. A payload starts
  * 64-byte aligned and never wraps: if it does not fit before the ring's
  * end, it starts at the ring's beginning. Its `pos` is free-running; the
@@ -245,6 +252,19 @@ enum myri_err {
 	MYRI_ERR_PEER_DEAD = 4,	/* no answer after MRC retransmissions */
 	MYRI_ERR_PEER_RESET = 5,	/* the peer restarted before it acked */
 	MYRI_ERR_CLOSED = 6,	/* the context was closed */
+	MYRI_ERR_BAD_CMD = 7,	/* mailbox: unknown command or bad argument */
+};
+
+/* Why the MCP gave up: mcp_global.panic_code, and a0 of its final ebreak. */
+enum mcp_panic {
+	MCP_PANIC_NONE = 0,
+	MCP_PANIC_MAGIC = 1,	/* arg: the magic found */
+	MCP_PANIC_ABI = 2,	/* arg: the abi found */
+	MCP_PANIC_NODES = 3,	/* arg: node << 16 | nodes */
+	MCP_PANIC_SRAM = 4,	/* arg: sram_size */
+	MCP_PANIC_PARAMS = 5,	/* arg: the first bad mcp_param index */
+	MCP_PANIC_DMA = 6,	/* arg: DMA_STS of the failed chain */
+	MCP_PANIC_RX_ARM = 7,	/* arg: RSTAT: receive buffer refused */
 };
 
 _Static_assert(sizeof(struct mcp_image_hdr) == 64, "image header");

@@ -11,7 +11,7 @@
 
 static const struct ps_hal_ops *const backends[] = {
 	&ps_hal_ps1_ops,
-	/* Myrinet goes here */
+	&ps_hal_myri_ops,
 };
 
 ps_hal_t *ps_hal_open(int flags)

@@ -141,5 +141,6 @@ int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms);
 
 /* Backends, for hal.c's table. */
 extern const struct ps_hal_ops ps_hal_ps1_ops;
+extern const struct ps_hal_ops ps_hal_myri_ops;
 
 #endif /* PS_HAL_H */
