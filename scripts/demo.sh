@@ -1,7 +1,8 @@
 #!/bin/sh
-# make demo: boot a 4-node cluster (eth LAN plus ParaStation boards on a 2x2
-# torus), show it, run a ping matrix, a TCP throughput test, the pairwise
-# exchange over the ParaStation library's layers versus TCP, then shut down.
+# make demo: boot a 4-node cluster (eth LAN, ParaStation boards on a 2x2
+# torus, LANai-style Myrinet cards on a crossbar switch), show it, run a
+# ping matrix, a TCP throughput test, the pairwise exchange over the
+# ParaStation library's layers on both NICs versus TCP, then shut down.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 vc="$top/build/bin/vcluster"
@@ -11,7 +12,7 @@ trap '"$vc" down --name $name >/dev/null 2>&1 || true' EXIT INT TERM
 
 "$vc" down --name $name >/dev/null 2>&1 || true
 echo "== booting a 4-node cluster"
-"$vc" up -n 4 --name $name --fabric eth,ps1 --topology torus:2x2
+"$vc" up -n 4 --name $name --fabric eth,ps1,myrinet --topology torus:2x2
 echo
 echo "== the cluster"
 "$vc" status
@@ -38,34 +39,55 @@ sleep 1
 "$vc" exec 0 -- tcpbench client node1 --stream -s 67108864
 "$vc" exec 0 -- tcpbench client node1 --pingpong -s 8 -n 1000 || true
 echo
-echo "== pairwise exchange node0 <-> node3 (2 hops on the torus): half round trip in us"
+echo "== pairwise exchange node0 <-> node3: half round trip in us"
+echo "   ParaStation board (2 hops on the torus), Myrinet card (PS_HAL=myri,"
+echo "   one switch) and kernel TCP over virtio-net (eth fabric)"
 lat() { sed -n 's/.*half round trip \([0-9.]*\) us.*/\1/p'; }
-# echo_on SERVER-ARGS: a pstest echo server on node3.
-echo_on() { "$vc" exec -d 3 -- "pstest $* > /dev/null 2>&1" > /dev/null; }
-printf '%-8s %-10s %-10s %-10s %-10s %s\n' bytes hal rawdata ports tcp ports/tcp
-for size in 8 64 508 4096; do
-	hal=-
+# echo_on HAL SERVER-ARGS: a pstest echo server on node3 over backend HAL.
+echo_on() {
+	_hal=$1; shift
+	"$vc" exec -d 3 -- "PS_HAL=$_hal pstest $* > /dev/null 2>&1" > /dev/null
+}
+# ping_with HAL ARGS: pstest on node0 over backend HAL; prints the latency.
+ping_with() {
+	_hal=$1; shift
+	"$vc" exec 0 -- "PS_HAL=$_hal pstest $*" | lat
+}
+printf '%-7s %-9s %-9s %-9s %-9s %-9s %-9s %s\n' bytes ps1-hal ps1-raw \
+	ps1-ports myri-hal myri-port tcp myri/tcp
+for size in 8 508 4096 65536; do
+	hal=- mhal=-
 	if [ "$size" -le 508 ]; then
-		echo_on hal-echo 50
-		hal=$("$vc" exec 0 -- pstest hal-pingpong 3 50 $size | lat)
+		echo_on ps1 hal-echo 50
+		hal=$(ping_with ps1 hal-pingpong 3 50 $size)
 	fi
-	echo_on raw-echo 50
-	raw=$("$vc" exec 0 -- pstest raw-pingpong 3 50 $size | lat)
-	echo_on port-echo 7 50
-	ports=$("$vc" exec 0 -- pstest port-pingpong 3 7 50 $size | lat)
+	if [ "$size" -le 8192 ]; then
+		echo_on myri hal-echo 50
+		mhal=$(ping_with myri hal-pingpong 3 50 $size)
+	fi
+	echo_on ps1 raw-echo 50
+	raw=$(ping_with ps1 raw-pingpong 3 50 $size)
+	echo_on ps1 port-echo 7 50
+	ports=$(ping_with ps1 port-pingpong 3 7 50 $size)
+	echo_on myri port-echo 7 50
+	mports=$(ping_with myri port-pingpong 3 7 50 $size)
 	tcp=$("$vc" exec 0 -- tcpbench client node3 --pingpong -s $size -n 50 2>/dev/null |
 		sed -n 's/.*latency_us=\([0-9.]*\).*/\1/p')
-	ratio=$(echo "$ports $tcp" | awk '$1 > 0 && $2 > 0 { printf "%.2f", $1 / $2 }')
-	printf '%-8s %-10s %-10s %-10s %-10s %s\n' "$size" "${hal:-FAIL}" "${raw:-FAIL}" \
-		"${ports:-FAIL}" "${tcp:-FAIL}" "${ratio:--}"
+	ratio=$(echo "$mports $tcp" | awk '$1 > 0 && $2 > 0 { printf "%.2f", $1 / $2 }')
+	printf '%-7s %-9s %-9s %-9s %-9s %-9s %-9s %s\n' "$size" "${hal:-FAIL}" \
+		"${raw:-FAIL}" "${ports:-FAIL}" "${mhal:-FAIL}" "${mports:-FAIL}" \
+		"${tcp:-FAIL}" "${ratio:--}"
 done
-echo "(under TCG both sides are emulated; make bench-ps1 measures every size and the barrier)"
+echo "(under TCG all sides are emulated; make bench-ps1 and make bench-myri measure"
+echo " every size, bandwidth and the barrier)"
 
 echo
 echo "== fabric counters"
 "$vc" fabric status | head -n 12
 echo
 "$vc" fabric --fabric ps1 status | head -n 16
+echo
+"$vc" fabric --fabric myrinet status | head -n 16
 echo
 echo "== shutting down"
 "$vc" down --name $name
