@@ -250,7 +250,6 @@ enum myri_err {
 	MYRI_ERR_BAD_LEN = 2,	/* len 0 or larger than the slot */
 	MYRI_ERR_BAD_DEST = 3,	/* node >= nodes, no route, or ctx range */
 	MYRI_ERR_PEER_DEAD = 4,	/* no answer after MRC retransmissions */
-	MYRI_ERR_PEER_RESET = 5,	/* the peer restarted before it acked */
 	MYRI_ERR_CLOSED = 6,	/* the context was closed */
 	MYRI_ERR_BAD_CMD = 7,	/* mailbox: unknown command or bad argument */
 };

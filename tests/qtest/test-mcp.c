@@ -984,12 +984,17 @@ static void test_peer_queue_full(void)
     card_free(c);
 }
 
-/* A peer that boots again: PEER_RESET, and what was in flight fails. */
+/*
+ * A peer that boots again: PEER_RESET, and what was in flight goes again
+ * to the new incarnation, on a new connection.
+ */
 static void test_peer_reset(void)
 {
     Peer p = { .node = 1 };
     Card *c;
-    RdpHdr h, s;
+    RdpHdr h, s, a;
+    uint32_t old_connid;
+    struct myri_event ev;
 
     if (!have_fw()) {
         return;
@@ -997,9 +1002,10 @@ static void test_peer_reset(void)
     c = card_up(0, 2);
     g_assert_cmpuint(ctx_open(c, 1, 16), ==, 0);
     g_assert_cmpuint(ctx_open(c, 2, 16), ==, 0);
-    post(c, 1, 0, 1, 0, 0, "lost?", 5, 0x5107);
+    post(c, 1, 0, 1, 0, 0, "again", 5, 0x5107);
     peer_accept(c, &p);
-    expect_data(c, &p, 0, 1, "lost?", 5);
+    expect_data(c, &p, 0, 1, "again", 5);
+    old_connid = p.in_connid;
 
     s = rdp_hdr(c, &p, RDP_OP_SYN);            /* a new incarnation */
     s.connid = 0xbeef0001;
@@ -1009,21 +1015,30 @@ static void test_peer_reset(void)
     expect_op(c, &p, RDP_OP_SYNACK, &h, NULL);
     g_assert_cmphex(h.connid, ==, s.connid);
 
-    wait_events(c, 1, 2);
+    wait_events(c, 1, 1);
     check_event(c, 1, 16, 0, MYRI_EV_PEER_RESET, 0, 0);
-    check_event(c, 1, 16, 1, MYRI_EV_SEND_ERR, 0, MYRI_ERR_PEER_RESET);
-    struct myri_event ev;
     event_at(c, 1, 16, 0, &ev);
     g_assert_cmpuint(ev.src_node, ==, 1);
-    event_at(c, 1, 16, 1, &ev);
-    g_assert_cmphex(ev.pos, ==, 0x5107);
     wait_events(c, 2, 1);
     check_event(c, 2, 16, 0, MYRI_EV_PEER_RESET, 0, 0);
-    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, state)), ==, MYRI_SLOT_FREE);
-    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, status)), ==,
-                     MYRI_ERR_PEER_RESET);
+
+    /* The unacknowledged send goes again, on a new connection. */
+    expect_op(c, &p, RDP_OP_SYN, &h, NULL);
+    g_assert_cmphex(h.connid, !=, old_connid);
+    p.in_connid = h.connid;
+    p.in_next = h.seq;
+    a = rdp_hdr(c, &p, RDP_OP_SYNACK);
+    a.connid = h.connid;
+    a.seq = h.seq;
+    a.ackno = PEER_EPOCH + 1;
+    send_rdp(c, &p, &a, NULL, false);
+    expect_data(c, &p, 0, 1, "again", 5);
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, state)), ==, MYRI_SLOT_BUSY);
+    peer_ack(c, &p);
+    g_assert_true(wait_sram(c, SLOT(1, 0, state), ~0u, MYRI_SLOT_FREE));
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, status)), ==, 0);
     g_assert_cmpuint(counter(c, GCNT(reconnects)), ==, 1);
-    g_assert_cmpuint(counter(c, GCNT(undeliverable)), ==, 1);
+    g_assert_cmpuint(counter(c, GCNT(undeliverable)), ==, 0);
     card_free(c);
 }
 

@@ -211,9 +211,7 @@ void host_send_done(uint32_t cookie, int status)
         }
         return;
     }
-    if (status == RDP_DONE_RESET) {
-        err = MYRI_ERR_PEER_RESET;
-    } else if (status != RDP_DONE_OK) {
+    if (status != RDP_DONE_OK) {
         err = MYRI_ERR_PEER_DEAD;
     }
     slot_complete(ctx, COOKIE_SLOT(cookie), err, COOKIE_EVENT(cookie));

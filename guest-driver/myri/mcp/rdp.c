@@ -301,6 +301,18 @@ static void out_fail(RdpState *st, uint16_t peer, uint32_t upto, int status)
     o->nxt = o->max = o->una;
 }
 
+/* The peer lost our stream: queue every unacknowledged send again. */
+static void out_requeue(RdpState *st, uint16_t peer)
+{
+    RdpOut *o = &st->peer[peer].out;
+
+    o->state = RDP_OUT_CLOSED;
+    o->paused = 0;
+    o->stalled = 0;
+    o->retries = 0;
+    o->nxt = o->max = o->una;
+}
+
 /* MRC retransmissions went unanswered: fail everything, report it. */
 static void out_lost(RdpState *st, uint16_t peer)
 {
@@ -312,9 +324,12 @@ static void out_lost(RdpState *st, uint16_t peer)
 
 /*
  * The peer booted again: its IN half of our stream and its OUT half of
- * ours are gone.  What we sent may or may not have arrived, so those
- * sends fail and the upper layer decides; sends never transmitted go on
- * a new connection.  A SYN_SENT half is kept: the SYN may reach the new
+ * ours are gone.  Which of our unacknowledged sends reached the old
+ * incarnation, and which were made after the restart, nobody can tell;
+ * the latter must not be lost.  So all of them go again, in order, on a
+ * new connection: the new incarnation gets every send at least once, and
+ * the PEER_RESET event tells the upper layer that the old one may have
+ * taken some with it.  A SYN_SENT half is kept: the SYN may reach the new
  * incarnation, and its timer resends it otherwise.
  */
 static void peer_restarted(RdpState *st, uint16_t peer, uint32_t epoch)
@@ -327,7 +342,7 @@ static void peer_restarted(RdpState *st, uint16_t peer, uint32_t epoch)
     st->c.reconnects++;
     st->ops->event(st->opaque, RDP_EV_PEER_RESET, peer);
     if (pp->out.state == RDP_OUT_ACTIVE) {
-        out_fail(st, peer, pp->out.max, RDP_DONE_RESET);
+        out_requeue(st, peer);
     }
 }
 
@@ -481,12 +496,12 @@ static void input_synnack(RdpState *st, const RdpHdr *h, uint32_t now)
         return;
     }
     /*
-     * A new epoch: check_epoch() reset the peer.  The known one: only our
-     * stream is gone (cannot happen unless state was lost); fail what
-     * was sent, without an event, and reopen.
+     * A new epoch: check_epoch() reset the peer and queued our sends
+     * again.  The known one: only our stream is gone (cannot happen
+     * unless state was lost); queue them again, without an event.
      */
     if (o->state == RDP_OUT_ACTIVE) {
-        out_fail(st, peer, o->max, RDP_DONE_RESET);
+        out_requeue(st, peer);
     }
     out_pump(st, peer, now);
 }

@@ -92,9 +92,9 @@ enum {
 
 /* send_done() statuses; every failure counts as undeliverable. */
 enum {
-    RDP_DONE_OK = 0,        /* acknowledged: delivered exactly once */
-    RDP_DONE_RESET = 1,     /* peer restarted: maybe delivered, maybe not */
-    RDP_DONE_TIMEOUT = 2,   /* MRC retransmissions unanswered: peer lost */
+    RDP_DONE_OK = 0,        /* acknowledged: delivered (to a restarted
+                             * peer's new incarnation at least once) */
+    RDP_DONE_TIMEOUT = 1,   /* MRC retransmissions unanswered: peer lost */
 };
 
 typedef enum RdpEvent {
