@@ -1,20 +1,24 @@
 /*
  * psstress: stress tests of the ParaStation ports layer (libps.a), for
- * tests/cluster/ps1-stress.sh.
+ * tests/cluster/ps1-stress.sh and myri.sh.
  *
- *   psstress [-s SEED] [-t SECONDS] COMMAND ARGS...
+ *   psstress [-s SEED] [-t SECONDS] [-v BYTES] COMMAND ARGS...
  *
  *   all2all NODES NPROC ROUNDS
- *	Run on nodes 0..NODES-1 at once.  Forks NPROC processes; process i
- *	opens port 20+i.  Every one of the NODES*NPROC processes sends
- *	ROUNDS messages to every other one (the other processes of its own
- *	node too) and receives ROUNDS from each.  First each says hello to
+ *	Run on nodes 0..NODES-1 at once, or on the nodes of a list such
+ *	as 0,1,3 (NODES with a comma: the node ids).  Forks NPROC
+ *	processes; process i opens port 20+i.  Every one of the
+ *	NODES*NPROC processes sends ROUNDS messages to every other one
+ *	(the other processes of its own node too) and receives ROUNDS
+ *	from each.  First each says hello to
  *	all the others and sends data only once it has heard from all of
  *	them, so that every port is open before data flows.  A process
  *	sends one message, then takes what is queued (timeout 0); with all
  *	sent, it receives until it has everything or the time is up.
  *	Destinations go round: process g sends message t to process
- *	(g + 1 + t % (N - 1)) % N.
+ *	(g + 1 + t % (N - 1)) % N.  With -v BYTES, ROUNDS is raised to the
+ *	least number of rounds whose messages, all pairs together, add up
+ *	to BYTES or more (every process computes the same from the seed).
  *   flood-recv PORT COUNT SLEEP_US EVERY NODE...
  *	Opens PORT, tells each NODE "go" (to its PORT), then receives COUNT
  *	messages from each NODE's PORT, sleeping SLEEP_US after every EVERY
@@ -45,6 +49,7 @@
  * others are random up to 600 bytes, 4 KiB or 64 KiB (all2all: a quarter
  * up to 64 KiB; flood: one in 32).  -t SECONDS (default 120) bounds a
  * command; a process that is still blocked then fails with what it has.
+ * -v BYTES (suffix K, M or G: KiB, MiB, GiB) sets all2all's volume.
  *
  * A message of n >= 12 bytes carries its sender (node, port) and seq in
  * its first 8 bytes and an FNV-1a checksum of all the bytes before in its
@@ -77,6 +82,7 @@
 #define MAX_MSG		PS_PORT_MSG_MAX
 #define A2A_BASE	20	/* all2all: process i has port 20 + i */
 #define A2A_NPROC_MAX	(PS_PORTS_MAX - A2A_BASE)
+#define A2A_NODES_MAX	1024
 #define MAX_SENDERS	64
 #define HDR_MIN		12	/* header and checksum fit */
 #define EXTRA_MS	300	/* listen for extra messages at the end */
@@ -85,6 +91,7 @@
 
 static uint64_t seed = 1;
 static int timeout_s = 120;
+static uint64_t volume;		/* -v: all2all's least total of bytes */
 
 static void sleep_us(long us)
 {
@@ -320,6 +327,24 @@ struct a2a_prog {		/* per process, in memory shared with the parent */
 };
 
 static int a2a_nodes, a2a_nproc, a2a_rounds;
+static unsigned int a2a_node[A2A_NODES_MAX];	/* the nodes taking part */
+
+/* Index of @node in the list of nodes, or -1. */
+static int a2a_index(unsigned int node)
+{
+	int i;
+
+	for (i = 0; i < a2a_nodes; i++)
+		if (a2a_node[i] == node)
+			return i;
+	return -1;
+}
+
+/* End point of all2all process @j (of all a2a_nodes * a2a_nproc). */
+static uint32_t a2a_ep(int j)
+{
+	return EP(a2a_node[j / a2a_nproc], A2A_BASE + j % a2a_nproc);
+}
 
 /* Whatever message came in: from which process, and is it a hello? */
 static void a2a_take(struct stream *st, unsigned int *nhello,
@@ -328,14 +353,13 @@ static void a2a_take(struct stream *st, unsigned int *nhello,
 {
 	uint32_t w[2];
 	struct stream *s;
-	int j;
+	int j, i = a2a_index(from);
 
-	if (from >= (unsigned int)a2a_nodes || fport < A2A_BASE ||
-	    fport >= A2A_BASE + a2a_nproc) {
+	if (i < 0 || fport < A2A_BASE || fport >= A2A_BASE + a2a_nproc) {
 		(*stray)++;
 		return;
 	}
-	j = from * a2a_nproc + fport - A2A_BASE;
+	j = i * a2a_nproc + fport - A2A_BASE;
 	s = &st[j];
 	if (s->src == s->dst) {		/* from myself: never sent */
 		(*stray)++;
@@ -359,7 +383,7 @@ static void a2a_take(struct stream *st, unsigned int *nhello,
 static int a2a_child(int idx, struct a2a_prog *pg)
 {
 	int nproc = a2a_nproc, rounds = a2a_rounds;
-	int nprocs = a2a_nodes * nproc, g, j, fport, dst;
+	int nprocs = a2a_nodes * nproc, g, j, fport, dst, mi;
 	unsigned int me, from, nhello = 0, stray = 0, pairs_ok = 0;
 	uint32_t ep, t, tsend, got = 0, expect, w[2];
 	uint8_t *in = malloc(MAX_MSG), *out = malloc(MAX_MSG);
@@ -375,15 +399,16 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 	if (!p || !in || !out || !st)
 		return 1;
 	me = ps_port_node(p);
-	if (me >= (unsigned int)a2a_nodes) {
-		printf("FAIL all2all: this is node %u, NODES is %d\n", me,
-		       a2a_nodes);
+	mi = a2a_index(me);
+	if (mi < 0) {
+		printf("FAIL all2all: this is node %u, which is not one of the %d NODES\n",
+		       me, a2a_nodes);
 		return 1;
 	}
-	g = me * nproc + idx;
+	g = mi * nproc + idx;
 	ep = EP(me, A2A_BASE + idx);
 	for (j = 0; j < nprocs; j++) {
-		st[j].src = EP(j / nproc, A2A_BASE + j % nproc);
+		st[j].src = a2a_ep(j);
 		st[j].dst = ep;
 		st[j].count = j == g ? 0 : rounds;
 		st[j].big32 = 8;
@@ -396,8 +421,8 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 	w[0] = HELLO_MAGIC;
 	w[1] = ep;
 	for (j = 0; j < nprocs && !err; j++)
-		if (j != g && ps_port_send(p, j / nproc, A2A_BASE + j % nproc,
-					   w, sizeof(w)))
+		if (j != g && ps_port_send(p, a2a_node[j / nproc],
+					   A2A_BASE + j % nproc, w, sizeof(w)))
 			err = errno;
 
 	for (t = 0; !err && (t < tsend || got < expect ||
@@ -407,8 +432,8 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 			dst = (g + 1 + t % (nprocs - 1)) % nprocs;
 			len = msg_size(ep, st[dst].src, t / (nprocs - 1), 8);
 			fill(out, len, ep, t / (nprocs - 1));
-			if (ps_port_send(p, dst / nproc, A2A_BASE + dst % nproc,
-					 out, len)) {
+			if (ps_port_send(p, a2a_node[dst / nproc],
+					 A2A_BASE + dst % nproc, out, len)) {
 				err = errno;
 				break;
 			}
@@ -469,24 +494,82 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 	return fails;
 }
 
-static int cmd_all2all(int nodes, int nproc, int rounds)
+/*
+ * NODES: a count N (nodes 0..N-1) or a list of node ids with commas
+ * ("0,1,3").  Fills a2a_node[] and a2a_nodes; 0 or -1 if bad.
+ */
+static int a2a_parse_nodes(const char *arg)
+{
+	const char *s = arg;
+	unsigned long v;
+	char *end;
+	int i, n = 0;
+
+	if (!strchr(arg, ',')) {
+		v = strtoul(arg, &end, 10);
+		if (end == arg || *end || v < 1 || v > A2A_NODES_MAX)
+			return -1;
+		for (n = 0; n < (int)v; n++)
+			a2a_node[n] = n;
+		a2a_nodes = n;
+		return 0;
+	}
+	for (;;) {
+		v = strtoul(s, &end, 10);
+		if (end == s || v >= A2A_NODES_MAX || n == A2A_NODES_MAX)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (a2a_node[i] == v)
+				return -1;
+		a2a_node[n++] = v;
+		if (!*end)
+			break;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+	a2a_nodes = n;
+	return 0;
+}
+
+/*
+ * With -v: the least number of rounds, at least @rounds, whose messages
+ * (every pair of processes, both ways) add up to the volume.  *@total
+ * gets the bytes of that many rounds.
+ */
+static int a2a_rounds_for_volume(int rounds, uint64_t *total)
+{
+	int nprocs = a2a_nodes * a2a_nproc, i, j, r;
+	uint64_t sum = 0;
+
+	for (r = 0; r < rounds || (sum < volume && r < INT32_MAX); r++)
+		for (i = 0; i < nprocs; i++)
+			for (j = 0; j < nprocs; j++)
+				if (i != j)
+					sum += msg_size(a2a_ep(i), a2a_ep(j),
+							r, 8);
+	*total = sum;
+	return r;
+}
+
+static int cmd_all2all(const char *nodes, int nproc, int rounds)
 {
 	struct a2a_prog *pg;
 	pid_t *pid;
 	double deadline;
-	uint64_t bin = 0, bout = 0;
+	uint64_t bin = 0, bout = 0, planned;
 	uint32_t got = 0, of = 0;
 	int i, st, left, bad = 0;
 
-	if (nodes < 1 || nodes > 1024 || nproc < 1 || nproc > A2A_NPROC_MAX ||
-	    nodes * nproc < 2 || rounds < 1) {
-		printf("FAIL all2all: NODES >= 1, NPROC 1..%d, 2 processes at least, ROUNDS >= 1\n",
-		       A2A_NPROC_MAX);
+	if (a2a_parse_nodes(nodes) || nproc < 1 || nproc > A2A_NPROC_MAX ||
+	    a2a_nodes * nproc < 2 || rounds < 1) {
+		printf("FAIL all2all: NODES 1..%d or a list of different node ids below it (0,1,3), NPROC 1..%d, 2 processes at least, ROUNDS >= 1\n",
+		       A2A_NODES_MAX, A2A_NPROC_MAX);
 		return 2;
 	}
-	a2a_nodes = nodes;
 	a2a_nproc = nproc;
-	a2a_rounds = rounds;
+	a2a_rounds = a2a_rounds_for_volume(rounds, &planned);
+	rounds = a2a_rounds;
 	pg = mmap(NULL, nproc * sizeof(*pg), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid = calloc(nproc, sizeof(*pid));
@@ -536,10 +619,10 @@ static int cmd_all2all(int nodes, int nproc, int rounds)
 		got += pg[i].got;
 		of += pg[i].of;
 	}
-	CHECK(!bad, "all2all: %d processes here (ports %d..%d), %d in all, %d rounds per pair: received %u of %u messages (%llu bytes), sent %llu bytes, %d processes failed",
-	      nproc, A2A_BASE, A2A_BASE + nproc - 1, nodes * nproc, rounds,
-	      got, of, (unsigned long long)bin, (unsigned long long)bout,
-	      bad);
+	CHECK(!bad, "all2all: %d processes here (ports %d..%d), %d in all, %d rounds per pair (%llu bytes in all pairs): received %u of %u messages (%llu bytes), sent %llu bytes, %d processes failed",
+	      nproc, A2A_BASE, A2A_BASE + nproc - 1, a2a_nodes * nproc,
+	      rounds, (unsigned long long)planned, got, of,
+	      (unsigned long long)bin, (unsigned long long)bout, bad);
 	return fails;
 }
 
@@ -953,9 +1036,29 @@ static int cmd_fanin_send(unsigned int dest, int port, int nproc,
 	return fails;
 }
 
+/* BYTES, or with a suffix K, M or G (KiB, MiB, GiB): 0 or -1 */
+static int parse_bytes(const char *arg, uint64_t *out)
+{
+	char *end;
+	uint64_t v = strtoull(arg, &end, 10);
+	int shift = 0;
+
+	if (*arg < '0' || *arg > '9')
+		return -1;
+	switch (*end) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	}
+	if (*end || v > UINT64_MAX >> shift)
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: psstress [-s SEED] [-t SECONDS] all2all NODES NPROC ROUNDS |\n"
+	fprintf(stderr, "usage: psstress [-s SEED] [-t SECONDS] [-v BYTES[K|M|G]] all2all NODES|N0,N1,... NPROC ROUNDS |\n"
 		"  flood-recv PORT COUNT SLEEP_US EVERY NODE... | flood-send DEST PORT COUNT |\n"
 		"  self PORT COUNT | fanin-recv PORT COUNT DELAY_MS NPROC NODE... |\n"
 		"  fanin-send DEST PORT NPROC COUNT\n");
@@ -968,11 +1071,13 @@ int main(int argc, char **argv)
 	int o;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((o = getopt(argc, argv, "+s:t:")) != -1) {
+	while ((o = getopt(argc, argv, "+s:t:v:")) != -1) {
 		if (o == 's')
 			seed = strtoull(optarg, NULL, 0);
 		else if (o == 't' && atoi(optarg) > 0)
 			timeout_s = atoi(optarg);
+		else if (o == 'v' && parse_bytes(optarg, &volume) == 0)
+			;
 		else
 			usage();
 	}
@@ -980,8 +1085,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	c = argc > 0 ? argv[0] : "";
 	if (!strcmp(c, "all2all") && argc == 4)
-		return !!cmd_all2all(atoi(argv[1]), atoi(argv[2]),
-				     atoi(argv[3]));
+		return !!cmd_all2all(argv[1], atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(c, "flood-recv") && argc >= 6)
 		return !!cmd_flood_recv(atoi(argv[1]), strtoul(argv[2], NULL, 0),
 					atol(argv[3]), atoi(argv[4]), argv + 5,
