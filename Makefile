@@ -5,6 +5,7 @@
 #   make demo    deps, build, boot a 4-node cluster, run the demo, shut down
 #   make bench-platform   boot and exec timings -> build/bench/platform.tsv
 #   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
+#   make bench-myri       Myrinet card (HAL, ports) vs TCP -> build/bench/myri.tsv
 
 B := build
 CC := gcc
@@ -19,7 +20,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 bench-myri clean distclean
 
 all: qemu tools image
 
@@ -254,13 +255,16 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1
+bench: bench-platform bench-ps1 bench-myri
 
 bench-platform: all
 	@./tests/bench/platform.sh
 
 bench-ps1: all
 	@./tests/bench/ps1.sh
+
+bench-myri: all
+	@./tests/bench/myri.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

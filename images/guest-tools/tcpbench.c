@@ -4,7 +4,7 @@
  *   tcpbench server [-p PORT] [-1] [-T SECS]
  *   tcpbench client HOST [-p PORT] [-r SECS] [-T SECS]
  *            (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]
- *            | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP])
+ *            | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP] [-b BLOCK])
  *   tcpbench barrier --nodes N --rank R [--count C] [-p PORT] [-r SECS] [-T SECS]
  *
  * Output (client, one line on stdout):
@@ -14,6 +14,11 @@
  *   pingpong size=<s> rounds=<n> latency_us=<mean> min_us=<min> max_us=<max>
  *       latencies are half round trips, over the n timed rounds (warm-up
  *       rounds excluded); every echo is compared with what was sent.
+ *       With -b BLOCK the line ends with block=<b>: each message of s
+ *       bytes is written as back-to-back writes of at most b bytes (a
+ *       burst), by the client and by the server's echo alike; the server
+ *       reads the whole message before it echoes.  Without -b a message
+ *       is one write (write_full).
  *   barrier nodes=<n> rank=<r> count=<c> mean_us=<mean>
  *       a dissemination barrier among hosts node0..node<n-1>: in round k
  *       rank r sends one byte to rank r+2^k and waits for one from rank
@@ -29,7 +34,9 @@
  *                     flags u32, size u64, count u64          (32 bytes)
  *   server -> client  reply: magic u32, status u32 (0 = accepted)  (8 bytes)
  *   stream:   client sends `size` bytes; server answers u64 bytes received.
- *   pingpong: `count` rounds of `size` bytes client->server, echoed back.
+ *   pingpong: `count` rounds of `size` bytes client->server, echoed back;
+ *             `flags` is the block size of the writes (0: one write per
+ *             message; clients without -b send 0).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -93,7 +100,7 @@ static void usage(FILE *f)
         "usage: %s server [-p PORT] [-1] [-T SECS]\n"
         "       %s client HOST [-p PORT] [-r SECS] [-T SECS]\n"
         "                 (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]\n"
-        "                 | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP])\n"
+        "                 | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP] [-b BLOCK])\n"
         "\n"
         "server:\n"
         "  -p, --port PORT     TCP port (default " DEFAULT_PORT ")\n"
@@ -110,6 +117,9 @@ static void usage(FILE *f)
         "    -s, --size N      message bytes (default 1)\n"
         "    -n, --rounds N    timed rounds (default %llu)\n"
         "    -w, --warmup N    untimed rounds first (default %llu)\n"
+        "    -b, --block N     write each message (and its echo) as a burst of\n"
+        "                      writes of at most N bytes; the line ends block=N\n"
+        "                      (default: one write per message)\n"
         "  -p, --port PORT     server port (default " DEFAULT_PORT ")\n"
         "  -r, --retry SECS    keep retrying the connection for SECS (default 0)\n"
         "  -T, --timeout SECS  per-operation I/O timeout, 0 = none (default %d)\n"
@@ -266,6 +276,23 @@ static bool send_exact(int fd, const void *buf, size_t len, const char *who, con
     return true;
 }
 
+/* len bytes as back-to-back writes of at most block bytes (0: one). */
+static bool send_burst(int fd, const unsigned char *buf, size_t len, size_t block,
+                       const char *who, const char *what)
+{
+    size_t off = 0, n;
+
+    if (!block)
+        return send_exact(fd, buf, len, who, what);
+    while (off < len) {
+        n = len - off < block ? len - off : block;
+        if (!send_exact(fd, buf + off, n, who, what))
+            return false;
+        off += n;
+    }
+    return true;
+}
+
 static void set_timeout(int fd, int secs)
 {
     struct timeval tv = { .tv_sec = secs, .tv_usec = 0 };
@@ -345,7 +372,8 @@ static int serve_client(int fd, const char *who, int timeout)
         status = ST_BAD_VERSION;
     else if (mode == MODE_STREAM && (size == 0 || count == 0 || count > MAX_BLOCK))
         status = ST_BAD_PARAMS;
-    else if (mode == MODE_PINGPONG && (size == 0 || size > MAX_PP_SIZE || count == 0))
+    else if (mode == MODE_PINGPONG && (size == 0 || size > MAX_PP_SIZE || count == 0 ||
+                                       flags > MAX_BLOCK))
         status = ST_BAD_PARAMS;
     else if (mode != MODE_STREAM && mode != MODE_PINGPONG)
         status = ST_BAD_PARAMS;
@@ -422,7 +450,7 @@ static int serve_client(int fd, const char *who, int timeout)
     }
     for (uint64_t r = 0; r < count; r++) {
         if (!recv_exact(fd, buf, (size_t)size, who, "ping-pong message") ||
-            !send_exact(fd, buf, (size_t)size, who, "ping-pong reply")) {
+            !send_burst(fd, buf, (size_t)size, flags, who, "ping-pong reply")) {
             msg("%s: ping-pong failed in round %" PRIu64 " of %" PRIu64, who, r + 1, count);
             free(buf);
             return 1;
@@ -690,8 +718,8 @@ static int run_client(int argc, char **argv)
         return bad_args("client: give --stream or --pingpong");
     if (mode == MODE_STREAM && (have_rounds || have_warmup))
         return bad_args("-n/-w apply to --pingpong only");
-    if (mode == MODE_PINGPONG && (have_block || verify))
-        return bad_args("-b/--verify apply to --stream only");
+    if (mode == MODE_PINGPONG && verify)
+        return bad_args("--verify applies to --stream only");
     if (!have_size)
         size = mode == MODE_STREAM ? DEF_STREAM_BYTES : DEF_PP_SIZE;
     if (mode == MODE_PINGPONG && size > MAX_PP_SIZE)
@@ -710,7 +738,8 @@ static int run_client(int argc, char **argv)
     put32(hello, MAGIC);
     put32(hello + 4, PROTO_VERSION);
     put32(hello + 8, (uint32_t)mode);
-    put32(hello + 12, verify ? FLAG_VERIFY : 0);
+    put32(hello + 12, mode == MODE_STREAM ? (verify ? FLAG_VERIFY : 0) :
+                      have_block ? (uint32_t)block : 0);
     put64(hello + 16, size);
     put64(hello + 24, mode == MODE_STREAM ? block : rounds + warmup);
     if (!send_exact(fd, hello, sizeof(hello), who, "handshake") ||
@@ -792,7 +821,8 @@ static int run_client(int argc, char **argv)
         for (size_t i = 0; i < 8 && i < size; i++)
             out[i] = (unsigned char)(r >> (i * 8));
         t0 = now();
-        if (!send_exact(fd, out, (size_t)size, who, "ping-pong message") ||
+        if (!send_burst(fd, out, (size_t)size, have_block ? (size_t)block : 0, who,
+                        "ping-pong message") ||
             !recv_exact(fd, in, (size_t)size, who, "ping-pong reply")) {
             msg("%s: ping-pong failed in round %" PRIu64 " of %" PRIu64, who, r + 1, total);
             free(out);
@@ -819,8 +849,11 @@ static int run_client(int argc, char **argv)
     free(out);
     free(in);
     close(fd);
-    printf("pingpong size=%llu rounds=%llu latency_us=%.2f min_us=%.2f max_us=%.2f\n",
+    printf("pingpong size=%llu rounds=%llu latency_us=%.2f min_us=%.2f max_us=%.2f",
            size, rounds, sum / (double)rounds / 2 * 1e6, min / 2 * 1e6, max / 2 * 1e6);
+    if (have_block)
+        printf(" block=%llu", block);
+    printf("\n");
     return 0;
 }
 

@@ -110,8 +110,8 @@ pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
 	fi
 	if [ -z "$lat" ]; then
 		echo "  $layer $size bytes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
-		# let a stuck echo time out before the next point
-		ex 1 "pkill -x pstest; true" >/dev/null 2>&1 || true
+		# stop a stuck echo before the next point (busybox has no pkill)
+		ex 1 "killall -q pstest; true" >/dev/null 2>&1 || true
 		sleep 1
 		return 0
 	fi

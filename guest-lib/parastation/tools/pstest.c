@@ -2,7 +2,7 @@
  * pstest: tests and benchmarks of the ParaStation library (libps.a).
  *
  *   pstest hal-pingpong PEER ROUNDS SIZE    against hal-echo on PEER
- *   pstest hal-echo ROUNDS [TIMEOUT_MS]
+ *   pstest hal-echo ROUNDS [TIMEOUT_MS [SIZE]]
  *   pstest raw-pingpong PEER ROUNDS SIZE    against raw-echo on PEER
  *   pstest raw-echo ROUNDS [TIMEOUT_MS]
  *   pstest raw-exchange PEER SPEC...        send to PEER and receive from it
@@ -11,7 +11,7 @@
  *   pstest raw-busy                         a second rawdata user: EBUSY
  *   pstest bad                              bad input: expected errnos
  *   pstest port-pingpong PEER PORT ROUNDS SIZE   against port-echo PORT
- *   pstest port-echo PORT ROUNDS [TIMEOUT_MS]
+ *   pstest port-echo PORT ROUNDS [TIMEOUT_MS [SIZE]]
  *   pstest port-multi PEER NPROC ROUNDS SIZE     NPROC processes, ports
  *   pstest port-echo-multi NPROC ROUNDS          10.. on both nodes
  *   pstest port-busy                        port taken, rawdata excluded
@@ -20,6 +20,16 @@
  *                                           nodes; mean us per barrier
  *
  * SPEC is a message size in bytes, or rN: N random sizes up to 64 KiB.
+ *
+ * Ping-pongs: a message of SIZE bytes goes to the echo, which sends it
+ * back; the result is half the round trip.  Above the layer's largest
+ * unit (ps_hal_mtu() for hal-, PS_PORT_MSG_MAX for port-) a message is a
+ * burst: SIZE bytes as back-to-back packets (messages) of the largest
+ * size, the last one holding the rest.  The echo, given the same SIZE,
+ * takes in the whole burst and only then sends it back the same way.
+ * Only the send and the receive are timed: filling the message and
+ * checking the echo are not.  A burst is filled once; each round stamps
+ * the round number into the first 4 bytes of each of its units.
  * A stream starts with a 4-byte message count; message seq of node src
  * carries seq in its first 4 bytes, a pattern, and a checksum of the
  * middle in its last 4, so content and order are both checked.
@@ -82,6 +92,23 @@ static void fill(uint8_t *b, size_t n, unsigned int src, uint32_t seq)
 		c = fnv(b + 4, n - 8);
 		memcpy(b + n - 4, &c, 4);
 	}
+}
+
+/*
+ * Round seq of a burst of units of at most unit bytes: filled once (round
+ * 0), then each unit's first bytes stamped with seq, so that a stale echo
+ * cannot pass.  Filling 1 MiB takes about 20 ms in a TCG guest: done every
+ * round, it would leave the echo waiting long enough to fall asleep.
+ */
+static void fill_burst(uint8_t *b, size_t n, size_t unit, unsigned int src,
+		       uint32_t seq)
+{
+	size_t off;
+
+	if (!seq)
+		fill(b, n, src, 0);
+	for (off = 0; off < n; off += unit)
+		memcpy(b + off, &seq, n - off < 4 ? n - off : 4);
 }
 
 static int verify(const uint8_t *b, size_t n, unsigned int src, uint32_t seq)
@@ -160,61 +187,140 @@ static ssize_t hal_recv_wait(ps_hal_t *h, unsigned int *src, void *b,
 	}
 }
 
+/* A packet of n bytes for a unit of want: exact, or padded to 4 (ps1). */
+static int hal_len_ok(size_t n, size_t want)
+{
+	return n == want || n == (want + 3) / 4 * 4;
+}
+
+/*
+ * A message of size bytes to dest: one packet, or above the MTU a burst
+ * of MTU-sized packets, the last one holding the rest.
+ */
+static int hal_send_msg(ps_hal_t *h, unsigned int dest, const uint8_t *b,
+			size_t size)
+{
+	size_t mtu = ps_hal_mtu(h), off, n;
+
+	for (off = 0; off < size; off += n) {
+		n = size - off < mtu ? size - off : mtu;
+		if (hal_send_wait(h, dest, b + off, n))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Receive a message of size bytes as hal_send_msg cut it, into b (room
+ * for size + PS_HAL_MTU_MAX bytes: a packet may be longer than asked).
+ * *src is the first packet's source; *bad counts packets of the wrong
+ * length or from another source.  0, or -1 with errno.
+ */
+static int hal_recv_msg(ps_hal_t *h, unsigned int *src, uint8_t *b,
+			size_t size, int timeout_ms, int *bad)
+{
+	size_t mtu = ps_hal_mtu(h), off, want;
+	unsigned int s;
+	ssize_t n;
+
+	for (off = 0; off < size; off += want) {
+		want = size - off < mtu ? size - off : mtu;
+		n = hal_recv_wait(h, &s, b + off, timeout_ms);
+		if (n < 0)
+			return -1;
+		if (!off)
+			*src = s;
+		*bad += s != *src || !hal_len_ok(n, want);
+	}
+	return 0;
+}
+
 static int cmd_hal_pingpong(unsigned int peer, int rounds, size_t size)
 {
 	ps_hal_t *h = hal_open_or_die();
-	uint8_t out[PS_HAL_MTU_MAX], in[PS_HAL_MTU_MAX];
+	size_t mtu = ps_hal_mtu(h), pkts = (size + mtu - 1) / mtu;
+	uint8_t *out = malloc(size + PS_HAL_MTU_MAX);
+	uint8_t *in = malloc(size + PS_HAL_MTU_MAX);
 	unsigned int src;
-	double t0, t;
-	ssize_t n;
-	int r, bad = 0;
+	double t0, t = 0;
+	int r, bad = 0, nbad;
 
-	if (size == 0 || size > ps_hal_mtu(h)) {
-		printf("FAIL size must be 1..%zu\n", ps_hal_mtu(h));
+	if (size == 0 || size > (size_t)256 << 20 || !out || !in) {
+		printf("FAIL size must be 1..%zu, or a burst up to 256 MiB\n", mtu);
 		return 1;
 	}
-	t0 = now_us();
 	for (r = 0; r < rounds; r++) {
 		if (r == warm_rounds(rounds))
-			t0 = now_us();
-		fill(out, size, ps_hal_node(h), r);
-		if (hal_send_wait(h, peer, out, size)) {
+			t = 0;
+		if (pkts > 1)
+			fill_burst(out, size, mtu, ps_hal_node(h), r);
+		else
+			fill(out, size, ps_hal_node(h), r);
+		nbad = 0;
+		t0 = now_us();
+		if (hal_send_msg(h, peer, out, size)) {
 			printf("FAIL send round %d: %s\n", r, strerror(errno));
 			return 1;
 		}
-		n = hal_recv_wait(h, &src, in, 5000);
-		if (n < 0) {
+		if (hal_recv_msg(h, &src, in, size, 5000, &nbad)) {
 			printf("FAIL receive round %d: %s\n", r, strerror(errno));
 			return 1;
 		}
-		bad += src != peer || (size_t)n != (size + 3) / 4 * 4 ||
-		       memcmp(in, out, size);
+		t += now_us() - t0;
+		bad += nbad || src != peer || memcmp(in, out, size);
 	}
-	t = now_us() - t0;
-	CHECK(!bad, "hal-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
-	      ps_hal_node(h), peer, rounds, size, bad,
-	      t / (rounds - warm_rounds(rounds)) / 2);
+	if (pkts <= 1)
+		CHECK(!bad, "hal-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
+		      ps_hal_node(h), peer, rounds, size, bad,
+		      t / (rounds - warm_rounds(rounds)) / 2);
+	else
+		CHECK(!bad, "hal-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us, %.2f MB/s, bursts of %zu packets of <= %zu bytes",
+		      ps_hal_node(h), peer, rounds, size, bad,
+		      t / (rounds - warm_rounds(rounds)) / 2,
+		      2.0 * size * (rounds - warm_rounds(rounds)) / t,
+		      pkts, mtu);
 	ps_hal_close(h);
+	free(out);
+	free(in);
 	return fails;
 }
 
-static int cmd_hal_echo(int rounds, int timeout_ms)
+/*
+ * Echo ROUNDS messages.  size 0: packet by packet, each sent back as it
+ * came.  Otherwise messages of size bytes (bursts above the MTU): the
+ * whole message first, then back the same way.
+ */
+static int cmd_hal_echo(int rounds, int timeout_ms, size_t size)
 {
 	ps_hal_t *h = hal_open_or_die();
-	uint8_t b[PS_HAL_MTU_MAX];
+	size_t mtu = ps_hal_mtu(h);
+	uint8_t *b = malloc(size + PS_HAL_MTU_MAX);
 	unsigned int src;
 	ssize_t n;
-	int r;
+	int r, bad = 0;
 
-	for (r = 0; r < rounds; r++) {
-		n = hal_recv_wait(h, &src, b, timeout_ms);
-		if (n < 0 || hal_send_wait(h, src, b, n)) {
-			printf("FAIL hal-echo round %d: %s\n", r, strerror(errno));
-			return 1;
-		}
+	if (size > (size_t)256 << 20 || !b) {
+		printf("FAIL hal-echo: bad size %zu\n", size);
+		return 1;
 	}
-	CHECK(1, "hal-echo: %d packets echoed", rounds);
+	for (r = 0; r < rounds; r++) {
+		if (!size) {
+			n = hal_recv_wait(h, &src, b, timeout_ms);
+			if (n >= 0 && !hal_send_wait(h, src, b, n))
+				continue;
+		} else if (!hal_recv_msg(h, &src, b, size, timeout_ms, &bad) &&
+			   !hal_send_msg(h, src, b, size))
+			continue;
+		printf("FAIL hal-echo round %d: %s\n", r, strerror(errno));
+		return 1;
+	}
+	if (!size)
+		CHECK(1, "hal-echo: %d packets echoed", rounds);
+	else
+		CHECK(!bad, "hal-echo: %d messages of %zu bytes (%zu packets each) echoed, %d packets bad",
+		      rounds, size, (size + mtu - 1) / mtu, bad);
 	ps_hal_close(h);
+	free(b);
 	return fails;
 }
 
@@ -311,15 +417,15 @@ static int cmd_raw_pingpong(unsigned int peer, int rounds, size_t size)
 	ps_raw_t *r = raw_open_or_die();
 	uint8_t *out = malloc(size + 1), *in = malloc(size + 1);
 	unsigned int src;
-	double t0, t;
+	double t0, t = 0;
 	ssize_t n;
 	int i, bad = 0;
 
-	t0 = now_us();
 	for (i = 0; i < rounds; i++) {
 		if (i == warm_rounds(rounds))
-			t0 = now_us();
+			t = 0;
 		fill(out, size, ps_raw_node(r), i);
+		t0 = now_us();
 		if (ps_raw_send(r, peer, out, size)) {
 			printf("FAIL send round %d: %s\n", i, strerror(errno));
 			return 1;
@@ -329,9 +435,9 @@ static int cmd_raw_pingpong(unsigned int peer, int rounds, size_t size)
 			printf("FAIL receive round %d: %s\n", i, strerror(errno));
 			return 1;
 		}
+		t += now_us() - t0;
 		bad += src != peer || (size_t)n != size || memcmp(in, out, size);
 	}
-	t = now_us() - t0;
 	CHECK(!bad && !ps_raw_dropped(r), "raw-pingpong node %u <-> %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us, %.2f MB/s",
 	      ps_raw_node(r), peer, rounds, size, bad,
 	      t / (rounds - warm_rounds(rounds)) / 2,
@@ -597,62 +703,144 @@ static ps_port_t *port_open_or_die(int port)
 	return p;
 }
 
+/*
+ * A message of size bytes to port dport of dest: one ports message, or
+ * above PS_PORT_MSG_MAX a burst of messages of that size, the last one
+ * holding the rest.
+ */
+static int port_send_msg(ps_port_t *p, unsigned int dest, int dport,
+			 const uint8_t *b, size_t size)
+{
+	size_t off = 0, n;
+
+	do {
+		n = size - off < PS_PORT_MSG_MAX ? size - off : PS_PORT_MSG_MAX;
+		if (ps_port_send(p, dest, dport, b + off, n))
+			return -1;
+		off += n;
+	} while (off < size);
+	return 0;
+}
+
+/*
+ * Receive a message of size bytes as port_send_msg cut it, into b.
+ * *src and *fport: the first part's sender; *bad counts parts of the
+ * wrong length or from another sender.  0, or -1 with errno.
+ */
+static int port_recv_msg(ps_port_t *p, unsigned int *src, int *fport,
+			 uint8_t *b, size_t size, int timeout_ms, int *bad)
+{
+	size_t off = 0, want;
+	unsigned int s;
+	int fp;
+	ssize_t n;
+
+	do {
+		want = size - off < PS_PORT_MSG_MAX ? size - off : PS_PORT_MSG_MAX;
+		n = ps_port_recv(p, &s, &fp, b + off, want, timeout_ms);
+		if (n < 0)
+			return -1;
+		if (!off) {
+			*src = s;
+			*fport = fp;
+		}
+		*bad += s != *src || fp != *fport || (size_t)n != want;
+		off += want;
+	} while (off < size);
+	return 0;
+}
+
 static int cmd_port_pingpong(unsigned int peer, int port, int rounds,
 			     size_t size)
 {
 	ps_port_t *p = port_open_or_die(port);
 	uint8_t *out = malloc(size + 1), *in = malloc(size + 1);
+	size_t msgs = (size + PS_PORT_MSG_MAX - 1) / PS_PORT_MSG_MAX;
 	unsigned int src;
-	int i, fport, bad = 0;
-	double t0, t;
-	ssize_t n;
+	int i, fport, bad = 0, nbad;
+	double t0, t = 0;
 
-	t0 = now_us();
+	if (size > (size_t)256 << 20 || !out || !in) {
+		printf("FAIL port-pingpong: bad size %zu\n", size);
+		return 1;
+	}
 	for (i = 0; i < rounds; i++) {
 		if (i == warm_rounds(rounds))
-			t0 = now_us();
-		fill(out, size, ps_port_node(p) * 100 + port, i);
-		if (ps_port_send(p, peer, port, out, size)) {
+			t = 0;
+		if (msgs > 1)
+			fill_burst(out, size, PS_PORT_MSG_MAX,
+				   ps_port_node(p) * 100 + port, i);
+		else
+			fill(out, size, ps_port_node(p) * 100 + port, i);
+		nbad = 0;
+		t0 = now_us();
+		if (port_send_msg(p, peer, port, out, size)) {
 			printf("FAIL port %d send round %d: %s\n", port, i,
 			       strerror(errno));
 			return 1;
 		}
-		n = ps_port_recv(p, &src, &fport, in, size, 10000);
-		if (n < 0) {
+		if (port_recv_msg(p, &src, &fport, in, size, 10000, &nbad)) {
 			printf("FAIL port %d receive round %d: %s\n", port, i,
 			       strerror(errno));
 			return 1;
 		}
-		bad += src != peer || fport != port || (size_t)n != size ||
+		t += now_us() - t0;
+		bad += nbad || src != peer || fport != port ||
 		       memcmp(in, out, size);
 	}
-	t = now_us() - t0;
-	CHECK(!bad, "port-pingpong node %u port %d <-> node %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
-	      ps_port_node(p), port, peer, rounds, size, bad,
-	      t / (rounds - warm_rounds(rounds)) / 2);
+	if (msgs <= 1)
+		CHECK(!bad, "port-pingpong node %u port %d <-> node %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us",
+		      ps_port_node(p), port, peer, rounds, size, bad,
+		      t / (rounds - warm_rounds(rounds)) / 2);
+	else
+		CHECK(!bad, "port-pingpong node %u port %d <-> node %u: %d rounds of %zu bytes, %d bad, half round trip %.1f us, %.2f MB/s, bursts of %zu messages of <= %d bytes",
+		      ps_port_node(p), port, peer, rounds, size, bad,
+		      t / (rounds - warm_rounds(rounds)) / 2,
+		      2.0 * size * (rounds - warm_rounds(rounds)) / t,
+		      msgs, PS_PORT_MSG_MAX);
 	ps_port_close(p);
 	free(out);
 	free(in);
 	return fails;
 }
 
-static int cmd_port_echo(int port, int rounds, int timeout_ms)
+/*
+ * Echo ROUNDS messages.  size 0: message by message, each sent back as
+ * it came.  Otherwise messages of size bytes (bursts above
+ * PS_PORT_MSG_MAX): the whole message first, then back the same way.
+ */
+static int cmd_port_echo(int port, int rounds, int timeout_ms, size_t size)
 {
 	ps_port_t *p = port_open_or_die(port);
-	uint8_t *b = malloc(PS_PORT_MSG_MAX);
+	uint8_t *b = malloc(size > PS_PORT_MSG_MAX ? size : PS_PORT_MSG_MAX);
 	unsigned int src;
-	int i, fport;
+	int i, fport, bad = 0;
 	ssize_t n;
 
-	for (i = 0; i < rounds; i++) {
-		n = ps_port_recv(p, &src, &fport, b, PS_PORT_MSG_MAX, timeout_ms);
-		if (n < 0 || ps_port_send(p, src, fport, b, n)) {
-			printf("FAIL port-echo port %d round %d: %s\n", port, i,
-			       strerror(errno));
-			return 1;
-		}
+	if (size > (size_t)256 << 20 || !b) {
+		printf("FAIL port-echo: bad size %zu\n", size);
+		return 1;
 	}
-	CHECK(1, "port-echo port %d: %d messages echoed", port, rounds);
+	for (i = 0; i < rounds; i++) {
+		if (!size) {
+			n = ps_port_recv(p, &src, &fport, b, PS_PORT_MSG_MAX,
+					 timeout_ms);
+			if (n >= 0 && !ps_port_send(p, src, fport, b, n))
+				continue;
+		} else if (!port_recv_msg(p, &src, &fport, b, size, timeout_ms,
+					  &bad) &&
+			   !port_send_msg(p, src, fport, b, size))
+			continue;
+		printf("FAIL port-echo port %d round %d: %s\n", port, i,
+		       strerror(errno));
+		return 1;
+	}
+	if (!size)
+		CHECK(1, "port-echo port %d: %d messages echoed", port, rounds);
+	else
+		CHECK(!bad, "port-echo port %d: %d messages of %zu bytes (%zu ports messages each) echoed, %d bad",
+		      port, rounds, size,
+		      (size + PS_PORT_MSG_MAX - 1) / PS_PORT_MSG_MAX, bad);
 	ps_port_close(p);
 	free(b);
 	return fails;
@@ -682,7 +870,7 @@ static int multi_ping(int i, char **av)
 
 static int multi_echo(int i, char **av)
 {
-	return cmd_port_echo(10 + i, atoi(av[1]), 30000);
+	return cmd_port_echo(10 + i, atoi(av[1]), 30000, 0);
 }
 
 static int cmd_port_busy(void)
@@ -752,13 +940,17 @@ static int cmd_port_bad(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pstest hal-pingpong PEER ROUNDS SIZE | hal-echo ROUNDS [MS] |\n"
+	fprintf(stderr, "usage: pstest hal-pingpong PEER ROUNDS SIZE | hal-echo ROUNDS [MS [SIZE]] |\n"
 		"  raw-pingpong PEER ROUNDS SIZE | raw-echo ROUNDS [MS] |\n"
 		"  raw-exchange PEER SPEC... | raw-send PEER SPEC... | raw-recv SRC... |\n"
 		"  raw-busy | bad      (SPEC: bytes, or rN = N random sizes <= 64 KiB)\n"
-		"  port-pingpong PEER PORT ROUNDS SIZE | port-echo PORT ROUNDS [MS] |\n"
+		"  port-pingpong PEER PORT ROUNDS SIZE | port-echo PORT ROUNDS [MS [SIZE]] |\n"
 		"  port-multi PEER NPROC ROUNDS SIZE | port-echo-multi NPROC ROUNDS |\n"
-		"  port-busy | port-bad | barrier-loop LINE COUNT\n");
+		"  port-busy | port-bad | barrier-loop LINE COUNT\n"
+		"Ping-pong SIZE above the HAL's MTU (ports: 65536) is a burst of\n"
+		"back-to-back packets (messages) of that size; give the echo the same\n"
+		"SIZE, so that it sends the whole burst back only once it has it all.\n"
+		"The result is half the round trip; MB/s = SIZE / that.\n");
 	exit(2);
 }
 
@@ -774,7 +966,8 @@ int main(int argc, char **argv)
 		return !!cmd_hal_pingpong(arg_node(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "hal-echo") && argc >= 3)
-		return !!cmd_hal_echo(atoi(argv[2]), tmo);
+		return !!cmd_hal_echo(atoi(argv[2]), tmo,
+				      argc > 4 ? strtoul(argv[4], NULL, 0) : 0);
 	if (!strcmp(c, "raw-pingpong") && argc == 5)
 		return !!cmd_raw_pingpong(arg_node(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
@@ -796,7 +989,8 @@ int main(int argc, char **argv)
 					   strtoul(argv[5], NULL, 0));
 	if (!strcmp(c, "port-echo") && argc >= 4)
 		return !!cmd_port_echo(atoi(argv[2]), atoi(argv[3]),
-				       argc > 4 ? atoi(argv[4]) : 30000);
+				       argc > 4 ? atoi(argv[4]) : 30000,
+				       argc > 5 ? strtoul(argv[5], NULL, 0) : 0);
 	if (!strcmp(c, "port-multi") && argc == 6)
 		return !!port_fork(atoi(argv[3]), multi_ping, argv + 2);
 	if (!strcmp(c, "port-echo-multi") && argc == 4)
