@@ -68,10 +68,10 @@ enum mcp_state {
 
 /* Protocol parameters, set by the driver before start (0: the default). */
 enum mcp_param {
-	MCP_P_RTO_US,		/* retransmit timeout (2048) */
+	MCP_P_RTO_US,		/* retransmit timeout (16384) */
 	MCP_P_WINDOW,		/* packets in flight per peer (16) */
 	MCP_P_MRC,		/* retransmissions before a peer is dead
-				 * (1000: 2 s at the default RTO, so a VM
+				 * (300: 5 s at the default RTO, so a VM
 				 * that the host starves is not given up) */
 	MCP_P_ACK_DELAY_US,	/* explicit ACK at the latest after (100) */
 	MCP_P_ACK_PENDING,	/* explicit ACK after this many packets (4) */

@@ -21,9 +21,14 @@ Mcp mcp;
                      LANAI_ISR_TIME0 | LANAI_ISR_TIME1)
 
 static const uint32_t param_default[MCP_PARAMS] = {
-    [MCP_P_RTO_US] = 2048,
+    /*
+     * ParaStation3 used 2048 us, but an emulated host stalls a VM for
+     * several ms at times, and go-back-N then resends whole windows that
+     * had arrived: 16 ms made those spurious resends vanish.
+     */
+    [MCP_P_RTO_US] = 16384,
     [MCP_P_WINDOW] = 16,
-    [MCP_P_MRC] = 1000,
+    [MCP_P_MRC] = 300,
     [MCP_P_ACK_DELAY_US] = 100,
     [MCP_P_ACK_PENDING] = 4,
     [MCP_P_CTO_US] = 1000,
