@@ -30,8 +30,12 @@ gboolean agent_wait_sync(JsonChan *ch, gint64 id, gint64 deadline_us,
             return FALSE;
         }
         JsonObject *o = json_node_get_object(reply);
-        if (json_object_has_member(o, "return") &&
-            json_object_get_int_member(o, "return") == id) {
+        JsonNode *ret = o ? json_object_get_member(o, "return") : NULL;
+
+        /* Stale replies of an earlier client may carry anything here. */
+        if (ret && JSON_NODE_HOLDS_VALUE(ret) &&
+            json_node_get_value_type(ret) == G_TYPE_INT64 &&
+            json_node_get_int(ret) == id) {
             return TRUE;
         }
     }
