@@ -386,6 +386,15 @@ int cmd_fabricctl(const char *what, int argc, char **argv)
     if (!c) {
         return 1;
     }
+    if (!kind && strcmp(what, "fabric") != 0 && c->fabrics[0] &&
+        c->fabrics[1]) {
+        /* A rule or a link on the wrong fabric would pass unnoticed. */
+        g_autofree char *all = g_strjoinv(", ", c->fabrics);
+        g_printerr("vcluster %s: cluster '%s' has the fabrics %s: say "
+                   "which with --fabric KIND\n", what, c->name, all);
+        cluster_free(c);
+        return 2;
+    }
     if (!kind) {
         kind = c->fabrics[0];
     } else if (!g_strv_contains((const char *const *)c->fabrics, kind)) {

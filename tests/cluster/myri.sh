@@ -150,6 +150,10 @@ echo "  MCPs: sent $sent, retransmitted $retx, timeouts $tmo, dup_drops $dup, cr
 vc fault $mf clear > /dev/null
 check "$mode: fault clear leaves no rule" \
 	sh -c "test -z \"\$($VCLUSTER fault $mf list)\""
+check_fails "$mode: a fault rule without --fabric on two fabrics is refused" \
+	vc fault add '* drop p=1'
+check "$mode: ... and reaches neither fabric" \
+	sh -c "test -z \"\$($VCLUSTER fault --fabric eth list)\$($VCLUSTER fault $mf list)\""
 
 # ------------------------------------------------ node2 reboots mid-stream
 # Nodes 0, 1 and 3 run an all-to-all among themselves (ports, HAL
