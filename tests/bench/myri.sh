@@ -37,37 +37,13 @@ rounds=${MYRI_BENCH_ROUNDS:-200}
 reps=${MYRI_BENCH_REPS:-7}
 sizes=${MYRI_BENCH_SIZES:-"1 8 64 512 4096 8192 16384 32768 65536 131072 262144 1048576"}
 ps="PS_HAL=myri pstest"
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d)
-cur=""
-cleanup() {
-	[ -n "$cur" ] && "$vc" down --name "$cur" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap 'cleanup' EXIT
-trap 'exit 130' INT TERM
-
-printf 'layer\tnodes\tsize_bytes\tlatency_us\tbandwidth_MBps\n' > "$tmp/tsv"
+. "$top/tests/bench/lib.sh"
+bench_start "$out"
 
 up() {	# up NAME N
 	cur=$1
 	"$vc" down --name "$1" >/dev/null 2>&1 || true
 	"$vc" up -n "$2" --fabric eth,myrinet --name "$1"
-}
-down() {
-	"$vc" down --name "$cur" >/dev/null 2>&1 || true
-	cur=""
-}
-ex() {	# ex NODE CMD: command in the guest, output on stdout
-	"$vc" exec --name "$cur" "$1" -- "$2"
-}
-bg() {	# bg NODE CMD: background command in the guest
-	"$vc" exec -d --name "$cur" "$1" -- "$2 >/tmp/bench-bg.log 2>&1" >/dev/null
-}
-row() {	# row LAYER NODES SIZE LAT
-	awk -v l="$1" -v n="$2" -v s="$3" -v t="$4" 'BEGIN {
-		bw = (t > 0 && s > 0) ? s / t : 0
-		printf "%s\t%s\t%s\t%.2f\t%.3f\n", l, n, s, t, bw }' >> "$tmp/tsv"
 }
 rounds_for() {	# fewer rounds for the bursts, more for the 8-byte target
 	if [ "$1" = 8 ]; then n=$((rounds * 3))
@@ -77,17 +53,8 @@ rounds_for() {	# fewer rounds for the bursts, more for the 8-byte target
 	else n=$((rounds / 5)); fi
 	echo $((n > 0 ? n : 1))
 }
-# lat_of: the "half round trip X us" of pstest's ok line
-lat_of() {
-	sed -n 's/^ok .*half round trip \([0-9.]*\) us.*/\1/p' | head -n 1
-}
-
-median() {	# median of the numbers on stdin
-	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
-}
-
 pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
-	layer=$1 size=$2 n=$(rounds_for "$2") lat=""
+	layer=$1 size=$2 n=$(rounds_for "$2")
 	# pstest times all but its first tenth (>= 20 rounds); tcpbench the
 	# same split, given as warm-up + timed rounds
 	w=$((n >= 20 ? n / 10 : 0))
@@ -98,26 +65,7 @@ pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
 		sleep 0.5; res=$(ex 0 "$ps port-pingpong 1 7 $n $size" 2>&1) || true ;;
 	tcp)	res=$(ex 0 "tcpbench client node1 -r 20 --pingpong -s $size -n $((n - w)) -w $w -b 65536" 2>&1) || true ;;
 	esac
-	if [ "$layer" = tcp ]; then
-		lat=$(printf '%s\n' "$res" | sed -n 's/.*latency_us=\([0-9.]*\).*/\1/p' | head -n 1)
-	else
-		lat=$(printf '%s\n' "$res" | lat_of)
-	fi
-	if [ -z "$lat" ]; then
-		echo "  $layer $size bytes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
-		# stop a stuck echo before the next point
-		ex 1 "killall -q pstest; true" >/dev/null 2>&1 || true
-		sleep 1
-		return 0
-	fi
-	echo "$lat"
-}
-
-pair() {	# pair LAYER SIZE: one run, one row
-	lat=$(pair_once "$1" "$2")
-	[ -z "$lat" ] && return 0
-	row "$1" 2 "$2" "$lat"
-	printf '  %-6s %8s bytes  %10s us\n' "$1" "$2" "$lat"
+	pair_latency "$layer" "$size" "$res"
 }
 
 # alternate SIZE LAYER...: run the layers in turn, $reps times; one row
@@ -170,7 +118,7 @@ c0_after=$(counters 0) c1_after=$(counters 1)
 t_end=$(date +%s)
 down
 
-cp "$tmp/tsv" "$out"
+bench_save
 
 # ---- tables like ps1.sh's --------------------------------------------------
 echo

@@ -24,59 +24,19 @@ bar_count=${PS1_BENCH_BARRIERS:-200}
 reps=${PS1_BENCH_REPS:-5}
 small="1 4 8 16 32 64 128 256 508"
 frag="1024 4096 16384 65536"
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d)
-cur=""
-cleanup() {
-	[ -n "$cur" ] && "$vc" down --name "$cur" >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap 'cleanup' EXIT
-trap 'exit 130' INT TERM
-
-printf 'layer\tnodes\tsize_bytes\tlatency_us\tbandwidth_MBps\n' > "$tmp/tsv"
+. "$top/tests/bench/lib.sh"
+bench_start "$out"
 
 up() {	# up NAME N TOPOLOGY
 	cur=$1
 	"$vc" down --name "$1" >/dev/null 2>&1 || true
 	"$vc" up -n "$2" --fabric eth,ps1 --topology "$3" --name "$1" $4
 }
-down() {
-	"$vc" down --name "$cur" >/dev/null 2>&1 || true
-	cur=""
-}
-ex() {	# ex NODE CMD: command in the guest, output on stdout
-	"$vc" exec --name "$cur" "$1" -- "$2"
-}
-bg() {	# bg NODE CMD: background command in the guest
-	"$vc" exec -d --name "$cur" "$1" -- "$2 >/tmp/bench-bg.log 2>&1" >/dev/null
-}
-row() {	# row LAYER NODES SIZE LAT
-	awk -v l="$1" -v n="$2" -v s="$3" -v t="$4" 'BEGIN {
-		bw = (t > 0 && s > 0) ? s / t : 0
-		printf "%s\t%s\t%s\t%.2f\t%.3f\n", l, n, s, t, bw }' >> "$tmp/tsv"
-}
 rounds_for() {	# fewer rounds for the biggest messages, more for the target
 	if [ "$1" -ge 65536 ]; then echo $((rounds / 5 > 0 ? rounds / 5 : 1))
 	elif [ "$1" = 8 ]; then echo $((rounds * 3))
 	else echo "$rounds"; fi
 }
-# lat_of TEXT: the "half round trip X us" of pstest's ok line
-lat_of() {
-	sed -n 's/^ok .*half round trip \([0-9.]*\) us.*/\1/p' | head -n 1
-}
-
-median() {	# median of the numbers on stdin
-	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
-}
-
-pair() {	# pair LAYER SIZE: one run, one row
-	lat=$(pair_once "$1" "$2")
-	[ -z "$lat" ] && return 0
-	row "$1" 2 "$2" "$lat"
-	printf '  %-8s %6s bytes  %10s us\n' "$1" "$2" "$lat"
-}
-
 # alternate NAME_A NAME_B CMD_A CMD_B: run CMD_A and CMD_B (each prints a
 # latency) $reps times in turn; sets med_a / med_b to the medians.
 alternate() {
@@ -93,7 +53,7 @@ alternate() {
 }
 
 pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
-	layer=$1 size=$2 n=$(rounds_for "$2") lat=""
+	layer=$1 size=$2 n=$(rounds_for "$2")
 	case $layer in
 	hal)	bg 1 "pstest hal-echo $n 20000"
 		sleep 0.3; res=$(ex 0 "pstest hal-pingpong 1 $n $size" 2>&1) || true ;;
@@ -103,19 +63,7 @@ pair_once() {	# pair_once LAYER SIZE: one run, its latency on stdout
 		sleep 0.5; res=$(ex 0 "pstest port-pingpong 1 7 $n $size" 2>&1) || true ;;
 	tcp)	res=$(ex 0 "tcpbench client node1 -r 20 --pingpong -s $size -n $n -w 10" 2>&1) || true ;;
 	esac
-	if [ "$layer" = tcp ]; then
-		lat=$(printf '%s\n' "$res" | sed -n 's/.*latency_us=\([0-9.]*\).*/\1/p' | head -n 1)
-	else
-		lat=$(printf '%s\n' "$res" | lat_of)
-	fi
-	if [ -z "$lat" ]; then
-		echo "  $layer $size bytes: FAILED: $(printf '%s' "$res" | tail -n 2 | tr '\n' ' ')" >&2
-		# stop a stuck echo before the next point (busybox has no pkill)
-		ex 1 "killall -q pstest; true" >/dev/null 2>&1 || true
-		sleep 1
-		return 0
-	fi
-	echo "$lat"
+	pair_latency "$layer" "$size" "$res"
 }
 
 # barrier_once N PATTERN CMD: CMD (with @RANK@ replaced) on every node of
@@ -190,7 +138,7 @@ else
 	down
 fi
 
-cp "$tmp/tsv" "$out"
+bench_save
 
 # ---- tables like the paper's ------------------------------------------------
 echo

@@ -1006,6 +1006,8 @@ static void test_peer_reset(void)
     peer_accept(c, &p);
     expect_data(c, &p, 0, 1, "again", 5);
     old_connid = p.in_connid;
+    /* The user scribbles on its busy slot's wire bytes: resends ignore it. */
+    sram_writel(c, SLOT(1, 0, dst_ctx_wire), 9 << 8);
 
     s = rdp_hdr(c, &p, RDP_OP_SYN);            /* a new incarnation */
     s.connid = 0xbeef0001;

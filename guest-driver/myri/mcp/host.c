@@ -356,17 +356,18 @@ void host_peer_reset(uint32_t peer)
 }
 
 /* Does @addr lie in the send area of a context being closed? */
-bool host_in_closing_area(uint32_t addr)
+uint32_t host_ctx_of(uint32_t addr)
 {
-    for (uint32_t ctx = 0; ctx < MCP_MAX_CTX; ctx++) {
+    uint32_t ctx;
+
+    for (ctx = 0; ctx < MCP_MAX_CTX; ctx++) {
         McpCtx *c = &mcp.ctx[ctx];
 
-        if ((mcp.closing_mask >> ctx & 1) && addr >= c->area_lo &&
-            addr < c->area_hi) {
-            return true;
+        if (addr >= c->area_lo && addr < c->area_hi) {
+            break;
         }
     }
-    return false;
+    return ctx;
 }
 
 /* ---- mailbox ---- */

@@ -88,6 +88,7 @@ typedef struct McpScratch {
      */
     uint8_t filler[(MCP_FILLER_LEN + 63) & ~63];
     DmaDesc desc[2];                    /* payload, then event */
+    uint32_t wire;                      /* a slot's wire bytes, as sent */
     struct myri_event ev __attribute__((aligned(16)));
 } McpScratch;
 
@@ -168,7 +169,8 @@ int host_deliver(uint32_t ctx, uint32_t src_node, uint32_t src_ctx,
                  const uint8_t *data, uint32_t len);
 void host_send_done(uint32_t cookie, int status);
 void host_peer_reset(uint32_t peer);
-bool host_in_closing_area(uint32_t addr);
+/* The context whose send area holds @addr, else MCP_MAX_CTX. */
+uint32_t host_ctx_of(uint32_t addr);
 
 /* net.c */
 void net_init(const RdpParams *params);

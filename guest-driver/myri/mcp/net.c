@@ -50,6 +50,7 @@ static void net_xmit(void *opaque, uint16_t peer, const uint8_t *hdr,
     uint32_t route = (uint32_t)r->bytes;
     uint32_t h = (uint32_t)hdr;
     uint32_t data = (uint32_t)payload;
+    uint32_t ctx;
 
     (void)opaque;
     while (!(reg_read(LANAI_REG_ISR) & LANAI_ISR_SEND)) {
@@ -64,14 +65,26 @@ static void net_xmit(void *opaque, uint16_t peer, const uint8_t *hdr,
         return;
     }
     reg_write(LANAI_REG_SML, h + hdr_len);
-    /*
-     * A context being closed may have its send area handed to another
-     * process at any moment after the close: its sends still go out, so
-     * that the stream to the peer goes on, but as filler that the peer
-     * drops as undeliverable.  Lengths were checked when posted.
-     */
-    if (mcp.closing_mask && host_in_closing_area(data)) {
+    ctx = host_ctx_of(data);
+    if (ctx < MCP_MAX_CTX && (mcp.closing_mask >> ctx & 1)) {
+        /*
+         * A context being closed may have its send area handed to another
+         * process at any moment after the close: its sends still go out,
+         * so that the stream to the peer goes on, but as filler that the
+         * peer drops as undeliverable.  Lengths were checked when posted.
+         */
         data = (uint32_t)MCP_SCRATCH->filler;
+    } else if (ctx < MCP_MAX_CTX) {
+        /*
+         * A slot: its 4 wire bytes go from SRAM the user cannot write,
+         * naming as the source the context whose send area holds it, so
+         * that a process cannot pose as another one on resends.
+         */
+        MCP_SCRATCH->wire = *(volatile uint8_t *)data | ctx << 8;
+        reg_write(LANAI_REG_SMP, (uint32_t)&MCP_SCRATCH->wire);
+        reg_write(LANAI_REG_SML, (uint32_t)&MCP_SCRATCH->wire + 4);
+        data += 4;
+        len -= 4;
     }
     reg_write(LANAI_REG_SMP, data);
     reg_write(LANAI_REG_SMLT, data + len);
