@@ -420,7 +420,15 @@ static void lanai_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
 
     lanai_doorbell(s, LANAI_DB_CTX(addr), LANAI_DB_OFF(addr), val);
     lanai_update(s);
-    lanai_reschedule(s, false);
+    if (s->run_now) {
+        /*
+         * The doorbell woke the core: serve it now, on this vCPU, rather
+         * than wake the main loop for it (a send costs one hand-off less).
+         */
+        lanai_service(s);
+    } else {
+        lanai_reschedule(s, false);
+    }
 }
 
 const MemoryRegionOps lanai_doorbell_ops = LANAI_MMIO_OPS(lanai_doorbell);

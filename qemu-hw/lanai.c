@@ -275,9 +275,9 @@ static void lanai_run_slice(LanaiState *s, int64_t now)
     }
 }
 
-static void lanai_tick(void *opaque)
+/* Expire timers, run a slice if the core runs, arm the timer again. */
+void lanai_service(LanaiState *s)
 {
-    LanaiState *s = opaque;
     int64_t now = lanai_virtual_ns();
 
     lanai_timers_expire(s, now);
@@ -287,6 +287,11 @@ static void lanai_tick(void *opaque)
         lanai_update(s);
     }
     lanai_reschedule(s, true);
+}
+
+static void lanai_tick(void *opaque)
+{
+    lanai_service(opaque);
 }
 
 /*

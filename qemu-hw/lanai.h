@@ -139,6 +139,7 @@ struct LanaiState {
 /* lanai.c */
 /* Arm the timer for the next slice or interval timer (outside it: earlier) */
 void lanai_reschedule(LanaiState *s, bool from_tick);
+void lanai_service(LanaiState *s);
 /* After any change of ISR, EIMR or IMR: host interrupt, core wake-up */
 void lanai_update(LanaiState *s);
 uint32_t lanai_isr(LanaiState *s);
