@@ -257,6 +257,16 @@ check "$mode: dmesg: the watchdog stopped the looping MCP, with its pc" \
 	grep -Eq 'myri .*: MCP stopped by the watchdog \(loops without sleeping\) at pc 0x[0-9a-f]{8}$' "$tmp/dmesg1"
 check "$mode: dmesg: the MCP halted on a load outside SRAM, with pc and address" \
 	grep -Eq 'myri .*: MCP halted: load outside SRAM at pc 0x[0-9a-f]{8}, address 0x40000000$' "$tmp/dmesg1"
+# A corrupt image (4 bytes changed after the header): refused, card not up.
+corrupt_fw() {
+	vc exec 1 -- "cp /lib/firmware/myri/mcp.bin /lib/firmware/myri/corrupt.bin &&
+		printf '\\001\\002\\003\\004' | dd of=/lib/firmware/myri/corrupt.bin bs=1 seek=300 conv=notrunc 2>/dev/null &&
+		{ echo myri/corrupt.bin > $sysfs/reset; true; } &&
+		! grep -q '^up' $sysfs/state &&
+		dmesg | grep -q 'corrupt.bin: bad CRC' &&
+		echo myri/mcp.bin > $sysfs/reset"
+}
+check "$mode: a corrupt firmware image is refused (bad CRC in dmesg), mcp.bin loads after it" corrupt_fw
 check "$mode: node1's card is up again on myri/mcp.bin" \
 	vc exec 1 -- "test \"\$(cat $sysfs/state)\" = up && test \"\$(cat $sysfs/fw)\" = myri/mcp.bin"
 # The first packets to node1 after its reload: node1 only receives, node0
