@@ -72,12 +72,12 @@ $(B)/guest/bin/%: images/guest-tools/%.c
 
 # Driver test programs, beside their drivers.
 GUEST_TOOLS += $(B)/guest/bin/ps1test
-$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
+$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
 
 GUEST_TOOLS += $(B)/guest/bin/myritest
-$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
+$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/myri -o $@ $<
 

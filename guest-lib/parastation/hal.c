@@ -6,8 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ps_hal.h"
+
+#define PS_HAL_STALL_MS_DEFAULT	20
 
 static const struct ps_hal_ops *const backends[] = {
 	&ps_hal_ps1_ops,
@@ -40,6 +43,8 @@ ps_hal_t *ps_hal_open(int flags)
 	if (!h)
 		return NULL;
 	h->ops = ops;
+	h->stall_ms = getenv("PS_HAL_STALL_MS") ?
+		      atoi(getenv("PS_HAL_STALL_MS")) : PS_HAL_STALL_MS_DEFAULT;
 	if (ops->open(h, flags)) {
 		err = errno;
 		free(h);
@@ -77,6 +82,14 @@ unsigned int ps_hal_nodes(const ps_hal_t *h)
 const char *ps_hal_name(const ps_hal_t *h)
 {
 	return h->ops->name;
+}
+
+long long ps_hal_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 size_t ps_hal_mtu(const ps_hal_t *h)

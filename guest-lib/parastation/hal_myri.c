@@ -32,7 +32,6 @@
 #include "myri_mcp_if.h"
 #include "ps_hal.h"
 
-#define MYRI_STALL_MS		20	/* default stall budget of one wait */
 #define MYRI_POLLS		32	/* status polls before stalling */
 #define MYRI_CLOSE_MS		2000	/* close waits this long for sends */
 
@@ -62,7 +61,6 @@ struct myri {
 	int err_seen;		/* an error event came: PS_HAL_ERR */
 	unsigned long errors;	/* SEND_ERR, PEER_RESET, CTX_ERR events */
 	unsigned long dropped;	/* RX events that were not ours or bad */
-	int stall_ms;
 };
 
 #define M(h) ((struct myri *)(h)->priv)
@@ -169,8 +167,6 @@ static int myri_open(ps_hal_t *h, int flags)
 	m->ev_mask = m->lay.nev - 1;
 	m->ring_mask = m->lay.ring_size - 1;
 	m->cookie_seq = (uint32_t)getpid() << 12;
-	m->stall_ms = getenv("PS_HAL_STALL_MS") ?
-		      atoi(getenv("PS_HAL_STALL_MS")) : MYRI_STALL_MS;
 	h->priv = m;
 	h->node = m->lay.node;
 	h->nodes = m->lay.nodes;
@@ -417,14 +413,6 @@ static int myri_status(ps_hal_t *h)
 	return ev;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /*
  * Stall in WAIT-window loads until one of @events holds, for at most the
  * stall budget and *timeout_ms (-1: no limit), which is reduced by the
@@ -434,7 +422,7 @@ static int64_t now_ns(void)
 static int myri_stall(ps_hal_t *h, int events, int *timeout_ms)
 {
 	struct myri *m = M(h);
-	int64_t t0 = now_ns(), t, budget = m->stall_ms;
+	int64_t t0 = ps_hal_now_ns(), t, budget = h->stall_ms;
 	uint32_t seen;
 	int ev;
 
@@ -447,7 +435,7 @@ static int myri_stall(ps_hal_t *h, int events, int *timeout_ms)
 		st_release(&m->user->want_notify, 1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		ev = myri_status(h);
-		t = now_ns();
+		t = ps_hal_now_ns();
 		if ((ev & events) || t - t0 >= budget * 1000000)
 			break;
 		(void)m->db[LANAI_DB_WAIT(seen) / 4];
@@ -471,7 +459,7 @@ static int myri_wait(ps_hal_t *h, int events, int timeout_ms)
 		if (ev & events)
 			return ev;
 	}
-	if (m->stall_ms > 0 && timeout_ms != 0) {
+	if (h->stall_ms > 0 && timeout_ms != 0) {
 		ev = myri_stall(h, events, &timeout_ms);
 		if (ev & events)
 			return ev;

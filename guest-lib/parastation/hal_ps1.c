@@ -27,7 +27,6 @@
 #include "ps1_regs.h"
 #include "ps_hal.h"
 
-#define PS1_STALL_MS		20	/* default stall budget of one wait */
 
 struct ps1 {
 	int fd;
@@ -40,7 +39,6 @@ struct ps1 {
 	size_t rx_len;
 	int rx_peeked;		/* header popped, no body read yet */
 	uint32_t bar_lines;	/* sync lines this handle joined */
-	int stall_ms;		/* WAIT-window stall budget per wait */
 };
 
 #define P(h) ((struct ps1 *)(h)->priv)
@@ -115,8 +113,6 @@ static int ps1_open(ps_hal_t *h, int flags)
 	}
 	p->pool = m;
 	p->pool_size = info.pool_size;
-	p->stall_ms = getenv("PS_HAL_STALL_MS") ?
-		      atoi(getenv("PS_HAL_STALL_MS")) : PS1_STALL_MS;
 	h->priv = p;
 	h->node = info.node;
 	h->nodes = info.nodes;
@@ -273,22 +269,15 @@ static int ps1_status(ps_hal_t *h)
 	return ps1_sreg_events(p, rd(p, PS1_REG_SREG));
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /*
  * Stall in WAIT-window loads until cond holds, for at most the stall
  * budget and *timeout_ms (-1: no limit), which is reduced by the time
  * spent.  Returns the last SREG.
  */
-static uint32_t ps1_stall(struct ps1 *p, uint32_t cond, int *timeout_ms)
+static uint32_t ps1_stall(ps_hal_t *h, uint32_t cond, int *timeout_ms)
 {
-	int64_t t0 = now_ns(), t = t0, budget = p->stall_ms;
+	struct ps1 *p = P(h);
+	int64_t t0 = ps_hal_now_ns(), t = t0, budget = h->stall_ms;
 	uint32_t sreg;
 
 	if (*timeout_ms >= 0 && *timeout_ms < budget)
@@ -297,7 +286,7 @@ static uint32_t ps1_stall(struct ps1 *p, uint32_t cond, int *timeout_ms)
 		return rd(p, PS1_REG_SREG);
 	do {	/* a WAIT read that needs no stall returns at once */
 		sreg = rd(p, PS1_WAIT_ADDR(cond));
-		t = now_ns();
+		t = ps_hal_now_ns();
 	} while (!PS1_WAIT_MET(sreg, cond) && t - t0 < budget * 1000000);
 	if (*timeout_ms > 0) {
 		*timeout_ms -= (t - t0) / 1000000;
@@ -321,7 +310,7 @@ static int ps1_wait(ps_hal_t *h, int events, int timeout_ms)
 	if (events & PS_HAL_TX)
 		cond |= PS1_WAIT_TX;
 	if (cond) {
-		ev = ps1_sreg_events(p, ps1_stall(p, cond, &timeout_ms));
+		ev = ps1_sreg_events(p, ps1_stall(h, cond, &timeout_ms));
 		if ((ev & events) || timeout_ms == 0)
 			return ev & events;
 	}
@@ -383,10 +372,10 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 	if (!(p->bar_lines & bit))
 		ps1_barrier_join(h, line, 1);
 	if (timeout_ms >= 0)
-		deadline = now_ns() / 1000000 + timeout_ms;
+		deadline = ps_hal_now_ns() / 1000000 + timeout_ms;
 	wr(p, PS1_REG_BARRIER, bit);	/* arrive */
 	/* an error ends the stall early: the sleep below sorts it out */
-	sreg = ps1_stall(p, bit << PS1_WAIT_BARRIER_SHIFT, &timeout_ms);
+	sreg = ps1_stall(h, bit << PS1_WAIT_BARRIER_SHIFT, &timeout_ms);
 	while (!(sreg & done)) {
 		/* another process of the node may have left the line */
 		if (!checked++ && !(rd(p, PS1_REG_BARRIER_MASK) & bit)) {
@@ -399,7 +388,7 @@ static int ps1_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 		if (timeout_ms < 0) {
 			w.timeout_ms = PS1_WAIT_FOREVER;
 		} else {
-			left = deadline - now_ns() / 1000000;
+			left = deadline - ps_hal_now_ns() / 1000000;
 			if (left <= 0) {
 				errno = ETIMEDOUT;
 				return -1;

@@ -56,6 +56,9 @@ struct ps_hal {
 	unsigned int nodes;	/* nodes in the network: ids 0..nodes-1 */
 	size_t mtu;		/* largest packet payload: a multiple of 4,
 				 * 508..PS_HAL_MTU_MAX */
+	int stall_ms;		/* how long a wait may stall the CPU in the
+				 * NIC's WAIT window before it sleeps in the
+				 * driver: $PS_HAL_STALL_MS, default 20 */
 	void *priv;
 };
 
@@ -138,6 +141,9 @@ void *ps_hal_shared(ps_hal_t *h, size_t *size);
 #define PS_HAL_BARRIER_LINES	4
 int ps_hal_barrier_join(ps_hal_t *h, unsigned int line, int join);
 int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms);
+
+/* For backends: CLOCK_MONOTONIC in ns. */
+long long ps_hal_now_ns(void);
 
 /* Backends, for hal.c's table. */
 extern const struct ps_hal_ops ps_hal_ps1_ops;

@@ -36,12 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/kernel_log.h"
 #include "ps1_ioctl.h"
 #include "ps1_regs.h"
 
@@ -659,30 +659,11 @@ static int cmd_fuzz(uint32_t n)
 
 static int cmd_dmesg(void)
 {
-	static const char *const bad[] = {
-		"WARNING:", "BUG:", "Oops", "Call Trace", "sleeping function",
-		"corruption", "refcount_t", "nobody cared", "general protection",
-	};
-	int len = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
-	char *log, *line, *save;
-	unsigned int i, hits = 0;
+	int hits = kernel_log_warnings();
 
-	log = calloc(1, len > 0 ? len + 1 : 1);
-	len = klogctl(3, log, len);	/* SYSLOG_ACTION_READ_ALL */
-	if (len < 0) {
-		perror("klogctl");
+	if (hits < 0)
 		return 1;
-	}
-	log[len] = 0;
-	for (line = strtok_r(log, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-			if (strstr(line, bad[i])) {
-				printf("dmesg: %s\n", line);
-				hits++;
-				break;
-			}
-	CHECK(!hits, "kernel log: %u warning line(s)", hits);
+	CHECK(!hits, "kernel log: %d warning line(s)", hits);
 	return fails;
 }
 
