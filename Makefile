@@ -178,6 +178,10 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 	$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
 		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
 
+# --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
+# and UNIT_BINS' prerequisites before the image's inputs are fixed below ---
+include $(sort $(wildcard mk/*.mk))
+
 # --- guest image: rebuilt only when its inputs change ---
 IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) \
 	$(GUEST_TOOLS) $(GUEST_MODULES) $(MYRI_FW)
