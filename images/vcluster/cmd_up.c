@@ -185,7 +185,8 @@ int cmd_up(int argc, char **argv)
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
           "N" },
         { "fabric", 0, 0, G_OPTION_ARG_STRING, &fabric,
-          "fabric kinds, comma separated (default eth)", "KINDS" },
+          "fabric kinds, comma separated: eth, ps1, myrinet, telegraphos "
+          "(default eth)", "KINDS" },
         { "topology", 0, 0, G_OPTION_ARG_STRING, &topology,
           "ps1 fabric: ring (default) or torus:WxH", "TOPO" },
         { "myrinet-topology", 0, 0, G_OPTION_ARG_FILENAME, &myri_topology,
@@ -238,9 +239,16 @@ int cmd_up(int argc, char **argv)
         if (!fabric_kind_supported(kinds[i])) {
             g_printerr("vcluster up: --fabric %s: unknown or not yet "
                        "available fabric kind (available: eth, ps1, "
-                       "myrinet)\n", kinds[i]);
+                       "myrinet, telegraphos)\n", kinds[i]);
             return 2;
         }
+    }
+    int mirror_mb;
+    if (g_strv_contains((const char *const *)kinds, "telegraphos") &&
+        !telegraphos_mirror_mb(mem, VC_TGR_MAX_MIRROR_MB, &mirror_mb,
+                               &err)) {
+        g_printerr("vcluster up: %s\n", err->message);
+        return 2;
     }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,
                                        "myrinet");

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const supported_kinds[] = { "eth", "ps1", "myrinet",
-                                                NULL };
+                                                "telegraphos", NULL };
 
 gboolean fabric_kind_supported(const char *kind)
 {
@@ -35,6 +35,29 @@ gboolean fabric_topology_valid(const char *topo, int nodes, GError **err)
                 "bad --topology '%s': use ring or torus:WxH with W*H = %d "
                 "nodes", topo, nodes);
     return FALSE;
+}
+
+gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
+                               GError **err)
+{
+    int mb = VC_TGR_DEFAULT_MIRROR_MB;
+
+    *mirror_mb = 0;
+    if (mem_mb <= VC_TGR_DEFAULT_MIRROR_MB) {
+        return TRUE;
+    }
+    while (mb < mem_mb) {
+        mb *= 2;
+    }
+    if (mb > max_mb) {
+        g_set_error(err, VC_ERROR, EINVAL,
+                    "--mem %d: the telegraphos card mirrors at most %d MiB "
+                    "of guest memory; use --mem %d or less with --fabric "
+                    "telegraphos", mem_mb, max_mb, max_mb);
+        return FALSE;
+    }
+    *mirror_mb = mb;
+    return TRUE;
 }
 
 char *fabric_ctl_socket(Cluster *c, const char *kind)

@@ -7,8 +7,9 @@
 static const char usage[] =
     "usage: vcluster COMMAND [OPTIONS]\n"
     "\n"
-    "  up [-n N] [--fabric eth,ps1,myrinet] [--topology ring|torus:WxH]\n"
-    "     [--myrinet-topology FILE] [--mem MB] [--accel auto|tcg|kvm]\n"
+    "  up [-n N] [--fabric eth,ps1,myrinet,telegraphos]\n"
+    "     [--topology ring|torus:WxH] [--myrinet-topology FILE]\n"
+    "     [--mem MB] [--accel auto|tcg|kvm]\n"
     "     [--libvirt] [--name NAME] [--timeout S]\n"
     "                                                boot a cluster\n"
     "  exec [-d] [-i] [-t S] NODE|all -- CMD...      run a command on nodes\n"

@@ -84,6 +84,22 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
             /* read at QEMU start: the routes survive a guest reboot */
             ADD("-fw_cfg");
             ADD("name=opt/vcluster/myri-routes,file=%s", routes);
+        } else if (g_strcmp0(kind, "telegraphos") == 0) {
+            g_autofree char *mirror = NULL;
+            int mirror_mb;
+
+            /* `up` refused a memory size the mirror cannot cover */
+            if (telegraphos_mirror_mb(c->mem_mb, VC_TGR_MAX_MIRROR_MB,
+                                      &mirror_mb, NULL) &&
+                mirror_mb) {
+                mirror = g_strdup_printf(",local-mirror-mb=%d", mirror_mb);
+            }
+            ADD("-chardev");
+            ADD("socket,id=vc-tgr,path=%s/node%d.sock,reconnect=1", dir,
+                node);
+            ADD("-device");
+            ADD("telegraphos,chardev=vc-tgr,node=%d%s", node,
+                mirror ? mirror : "");
         }
     }
     return a;

@@ -6,6 +6,8 @@
 #include <json-glib/json-glib.h>
 #include <sys/types.h>
 
+#include "../guest-driver/tgr/tgr_regs.h"
+
 #define VC_MAX_NODES 64
 #define VC_DEFAULT_NAME "vc"
 #define VC_DEFAULT_MEM_MB 256
@@ -120,6 +122,23 @@ gboolean fabric_kind_supported(const char *kind);
 gboolean cluster_has_fabric(Cluster *c, const char *kind);
 /* Check a ps1 topology ("ring" or "torus:WxH") against the node count. */
 gboolean fabric_topology_valid(const char *topo, int nodes, GError **err);
+
+/*
+ * The telegraphos card's local mirror (in its shadow BAR) must cover guest
+ * memory.  The device's default is 512 MiB; the shadow address layout of
+ * guest-driver/tgr/tgr_regs.h (bit 29 selects the remote shadow) is the
+ * largest mirror the card can have.
+ */
+#define VC_TGR_DEFAULT_MIRROR_MB 512
+#define VC_TGR_MAX_MIRROR_MB ((int)(TGR_SHADOW_REMOTE >> 20))
+/*
+ * The local-mirror-mb a node with `mem_mb` of memory needs, for a card
+ * whose mirror can be at most `max_mb` (VC_TGR_MAX_MIRROR_MB): 0 (the
+ * device default) up to 512 MiB, else the next power of 2; FALSE with err
+ * when that exceeds `max_mb`.
+ */
+gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
+                               GError **err);
 
 /* ---- myrinet.c: the myrinet fabric's topology and route files ---- */
 /* Check a switch file (NULL: the default switch) against the node count. */

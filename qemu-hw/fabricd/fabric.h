@@ -44,6 +44,7 @@ typedef struct Port {
     size_t out_bytes;       /* bytes queued in `out`, prefixes included */
     unsigned logged_malformed;
     bool closing;           /* input stopped; close once output is written */
+    bool input_paused;      /* port_pause_input(): only hang-ups are watched */
     char *close_why;
     guint close_timer;
     PortCounters c;
@@ -141,5 +142,12 @@ void port_close_after_flush(Port *p, const char *why);
 bool port_send(Port *p, GBytes *frame);
 /* Drop queued frames not yet partly written; returns how many. */
 unsigned port_drop_queued(Port *p);
+/*
+ * Stop (or resume) reading the peer's frames, for a kind's back-pressure.
+ * Frames already read are still routed; output and the other ports go on.
+ * A peer that hangs up while paused is disconnected.  A new connection
+ * starts unpaused.
+ */
+void port_pause_input(Port *p, bool paused);
 
 #endif

@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -20,8 +19,6 @@
 #include "sock.h"
 
 #define EXIT_USAGE 2
-
-static const char *const planned_kinds[] = { "telegraphos" };
 
 typedef struct Options {
     char *kind;
@@ -87,13 +84,7 @@ static const FabricKind *choose_kind(const char *name)
     if (kind) {
         return kind;
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(planned_kinds); i++) {
-        if (strcmp(name, planned_kinds[i]) == 0) {
-            usage_error("fabric kind '%s' is not implemented yet", name);
-        }
-    }
-    usage_error("fabric kind '%s' is not implemented yet "
-                "(known kinds: %s; planned: telegraphos)",
+    usage_error("fabric kind '%s' is not implemented yet (known kinds: %s)",
                 name, fabric_kind_names());
 }
 
@@ -101,7 +92,7 @@ static void parse_options(int argc, char **argv, Options *o)
 {
     GOptionEntry entries[] = {
         { "kind", 'k', 0, G_OPTION_ARG_STRING, &o->kind,
-          "Fabric kind (eth, ps1 or myrinet)", "KIND" },
+          "Fabric kind (eth, ps1, myrinet or telegraphos)", "KIND" },
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &o->nodes,
           "Number of nodes, 1..1024", "N" },
         { "dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->dir,
@@ -115,10 +106,11 @@ static void parse_options(int argc, char **argv, Options *o)
           "ps1: ring (default) or torus:WxH with W*H = N; myrinet: a "
           "switch file (default: one 16-port switch)", "TOPO" },
         { "hop-ns", 0, 0, G_OPTION_ARG_INT64, &o->hop_ns,
-          "ps1, myrinet: delay per hop in ns (default 250, 300)", "NS" },
+          "ps1, myrinet, telegraphos: delay per hop in ns (default 250, "
+          "300, 250)", "NS" },
         { "link-mbps", 0, 0, G_OPTION_ARG_INT64, &o->link_mbps,
-          "ps1, myrinet: link rate in megabytes per second (default 20, "
-          "250)", "MBPS" },
+          "ps1, myrinet, telegraphos: link rate in megabytes per second "
+          "(default 20, 250, 100)", "MBPS" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -132,6 +124,7 @@ static void parse_options(int argc, char **argv, Options *o)
         "--dir DIR\n"
         "          fabricd --kind myrinet --nodes 24 --topology switches.ini "
         "--dir DIR\n"
+        "          fabricd --kind telegraphos --nodes 4 --dir DIR\n"
         "Control it with fabricctl -d DIR help.\n");
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         usage_error("%s (see fabricd --help)", err->message);
@@ -140,7 +133,8 @@ static void parse_options(int argc, char **argv, Options *o)
         usage_error("unexpected argument '%s' (see fabricd --help)", argv[1]);
     }
     if (!o->kind) {
-        usage_error("missing --kind (use --kind eth, ps1 or myrinet)");
+        usage_error("missing --kind (use --kind eth, ps1, myrinet or "
+                    "telegraphos)");
     }
     if (o->nodes == -1) {
         usage_error("missing --nodes (e.g. --nodes 4)");

@@ -62,8 +62,8 @@ static void *eth_state_new(Fabric *f, const FabricKindOptions *opts,
 
     if (option) {
         g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s does not apply to --kind eth (it is for ps1 and "
-                    "myrinet)",
+                    "%s does not apply to --kind eth (it is for ps1, "
+                    "myrinet and telegraphos)",
                     option);
         return NULL;
     }

@@ -1,7 +1,6 @@
 /*
  * Registry of fabric kinds, the framing of the header-framed kinds and
- * the timing options of the kinds that model a network.  telegraphos will
- * join eth, ps1 and myrinet here as one more FabricKind table.
+ * the timing options of the kinds that model a network.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,6 +13,7 @@ static const FabricKind *const kinds[] = {
     &fabric_kind_eth,
     &fabric_kind_ps1,
     &fabric_kind_myrinet,
+    &fabric_kind_telegraphos,
 };
 
 const FabricKind *fabric_kind_find(const char *name)
@@ -28,7 +28,7 @@ const FabricKind *fabric_kind_find(const char *name)
 
 const char *fabric_kind_names(void)
 {
-    return "eth, ps1, myrinet";
+    return "eth, ps1, myrinet, telegraphos";
 }
 
 size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)

@@ -90,21 +90,27 @@ typedef struct FabricKind {
     void (*report)(void *state, GString *out, bool counters);
     /* Optional: links went up or down, or fault rules changed. */
     void (*config_changed)(void *state);
+    /*
+     * Optional: bytes queued for `port` were written to its peer (its
+     * Port.out_bytes shrank).  Kinds with back-pressure resume senders here.
+     */
+    void (*output_drained)(void *state, unsigned port);
 } FabricKind;
 
 extern const FabricKind fabric_kind_eth;
 extern const FabricKind fabric_kind_ps1;
 extern const FabricKind fabric_kind_myrinet;
+extern const FabricKind fabric_kind_telegraphos;
 
 /* The implemented kind called `name`, or NULL. */
 const FabricKind *fabric_kind_find(const char *name);
-/* "eth, ps1, myrinet": every implemented kind, for messages. */
+/* "eth, ps1, myrinet, telegraphos": every implemented kind, for messages. */
 const char *fabric_kind_names(void);
 
 /*
- * The timing options of a kind that models its network (ps1, myrinet):
- * --hop-ns and --link-mbps are checked against the limits and, when
- * given, replace the kind's defaults in *hop_ns and *link_mbps.
+ * The timing options of a kind that models its network (ps1, myrinet,
+ * telegraphos): --hop-ns and --link-mbps are checked against the limits
+ * and, when given, replace the kind's defaults in *hop_ns and *link_mbps.
  */
 bool fabric_kind_timing(const FabricKindOptions *opts, uint64_t *hop_ns,
                         uint64_t *link_mbps, GError **err);

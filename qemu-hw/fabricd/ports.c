@@ -32,6 +32,7 @@ typedef struct OutItem {
 } OutItem;
 
 static gboolean port_writable(int fd, GIOCondition cond, gpointer opaque);
+static gboolean port_readable(int fd, GIOCondition cond, gpointer opaque);
 
 static void out_item_free(gpointer data)
 {
@@ -64,6 +65,7 @@ void port_disconnect(Port *p, const char *why)
         p->close_timer = 0;
     }
     p->closing = false;
+    p->input_paused = false;
     g_clear_pointer(&p->close_why, g_free);
     close(p->fd);
     p->fd = -1;
@@ -95,6 +97,9 @@ static void consume_written(Port *p, size_t n)
 /* Write as much as the socket takes; arm a write watch for the rest. */
 static void port_flush(Port *p)
 {
+    Fabric *f = p->fabric;
+    size_t queued = p->out_bytes;
+
     while (!g_queue_is_empty(&p->out)) {
         struct iovec iov[WRITE_IOV_MAX];
         struct msghdr msg = { .msg_iov = iov };
@@ -141,6 +146,10 @@ static void port_flush(Port *p)
     } else if (g_queue_is_empty(&p->out) && p->out_watch) {
         g_source_remove(p->out_watch);
         p->out_watch = 0;
+    }
+    if (p->out_bytes < queued && f->kind->output_drained &&
+        !f->shutting_down) {
+        f->kind->output_drained(f->kind_state, p->id);
     }
     if (p->closing && g_queue_is_empty(&p->out)) {
         g_autofree char *why = g_steal_pointer(&p->close_why);
@@ -230,6 +239,38 @@ unsigned port_drop_queued(Port *p)
         g_queue_push_head(&p->out, head);
     }
     return dropped;
+}
+
+/* While input is paused: the peer hung up, nothing more will be read. */
+static gboolean port_hangup(int fd, GIOCondition cond, gpointer opaque)
+{
+    Port *p = opaque;
+
+    p->in_watch = 0;        /* returning REMOVE ends this source */
+    port_disconnect(p, "peer disconnected while its input was paused");
+    return G_SOURCE_REMOVE;
+}
+
+void port_pause_input(Port *p, bool paused)
+{
+    if (p->input_paused == paused) {
+        return;
+    }
+    p->input_paused = paused;
+    if (p->fd < 0 || p->closing) {
+        return;     /* nothing is read anyway */
+    }
+    /* may run inside this port's own read callback: removing it is safe */
+    if (p->in_watch) {
+        g_source_remove(p->in_watch);
+    }
+    if (paused) {
+        p->in_watch = g_unix_fd_add(p->fd, G_IO_HUP | G_IO_ERR, port_hangup,
+                                    p);
+    } else {
+        p->in_watch = g_unix_fd_add(p->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                    port_readable, p);
+    }
 }
 
 static void log_limited(Port *p, const char *what, const char *why)
@@ -363,6 +404,7 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
     p->epoch++;
     p->c.connects++;
     p->logged_malformed = 0;
+    p->input_paused = false;
     p->in = g_byte_array_sized_new(READ_CHUNK);
     f->connected[p->id] = true;
     p->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,

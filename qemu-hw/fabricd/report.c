@@ -73,6 +73,9 @@ void report_status(Fabric *f, GString *out)
         if (p->out_bytes) {
             g_string_append_printf(out, " queued=%zu", p->out_bytes);
         }
+        if (p->input_paused) {
+            g_string_append(out, " input-paused");
+        }
         g_string_append_c(out, '\n');
     }
     for (unsigned from = 0; from < f->nodes; from++) {

@@ -722,8 +722,8 @@ static void test_bad_arguments(void)
         { { "--kind", "myrinet", "--nodes", "4", "--hop-ns", "5000000000" },
           "--hop-ns 5000000000 is out of range" },
         { { "--kind", "eth", "--nodes", "4", "--hop-ns", "5" },
-          "--hop-ns does not apply to --kind eth (it is for ps1 and "
-          "myrinet)" },
+          "--hop-ns does not apply to --kind eth (it is for ps1, "
+          "myrinet and telegraphos)" },
     };
 
     g_assert_true(g_file_set_contents(topo, "[switch0]\nports=4\n"

@@ -664,8 +664,9 @@ static void test_bad_arguments(void)
     g_autofree char *longdir = g_strnfill(120, 'd');
     g_autofree char *longpath = g_build_filename(base, longdir, NULL);
     static const struct { const char *args[10]; const char *message; } cases[] = {
-        { { "--kind", "telegraphos", "--nodes", "2", "--dir", "DIR" },
-          "fabricd: fabric kind 'telegraphos' is not implemented yet\n" },
+        { { "--kind", "telegraphos", "--nodes", "2", "--dir", "DIR",
+            "--topology", "ring" },
+          "--topology does not apply to --kind telegraphos" },
         { { "--kind", "token-ring", "--nodes", "2", "--dir", "DIR" },
           "fabricd: fabric kind 'token-ring' is not implemented yet" },
         { { "--kind", "eth", "--nodes", "0", "--dir", "DIR" },

@@ -240,6 +240,124 @@ static void test_reboot_errors(void)
     cluster_free(c);
 }
 
+/* -device telegraphos in direct and libvirt mode. */
+static void test_telegraphos_args(void)
+{
+    static const int mem[] = { 256, 512 };
+    VcPaths p = { .qemu = "/q/qemu", .kernel = "/k/vmlinuz",
+                  .initrd = "/k/initrd" };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(mem); i++) {
+        Cluster *c = cluster_with("eth,telegraphos", 3);
+        g_autofree char *dir = cluster_fabric_dir(c, "telegraphos");
+        g_autofree char *chardev = g_strdup_printf(
+            "socket,id=vc-tgr,path=%s/node1.sock,reconnect=1", dir);
+        g_autofree char *xml = NULL;
+        GPtrArray *args;
+        int at;
+
+        c->mem_mb = mem[i];
+        args = node_device_args(c, &p, 1);
+        at = find_arg(args, chardev);
+        g_assert_cmpint(at, >, 0);
+        g_assert_cmpstr(args->pdata[at - 1], ==, "-chardev");
+        g_assert_cmpstr(args->pdata[at + 1], ==, "-device");
+        /* the device's default mirror (512 MiB) covers the memory */
+        g_assert_cmpstr(args->pdata[at + 2], ==,
+                        "telegraphos,chardev=vc-tgr,node=1");
+        g_assert_cmpint(find_arg(args, "-netdev"), <, at);
+        g_assert_cmpint(find_arg(args, "lanai,chardev=vc-myri,node=1"), ==,
+                        -1);
+        g_ptr_array_free(args, TRUE);
+        xml = libvirt_domain_xml(c, &p, 1);
+        g_assert_nonnull(strstr(xml, "<qemu:arg value='telegraphos,"
+                                     "chardev=vc-tgr,node=1'/>"));
+        rm_rf(c->dir);
+        cluster_free(c);
+    }
+}
+
+/*
+ * The local mirror size: the device default up to 512 MiB, then the next
+ * power of 2 up to what the card allows.  tgr_regs.h's shadow layout
+ * allows 512 MiB today; a card with a larger mirror is checked too.
+ */
+static void test_telegraphos_mirror(void)
+{
+    static const struct {
+        int mem, max, want;     /* want -1: refused */
+    } cases[] = {
+        { 64, 512, 0 }, { 256, 512, 0 }, { 512, 512, 0 }, { 513, 512, -1 },
+        { 512, 1024, 0 }, { 513, 1024, 1024 }, { 700, 1024, 1024 },
+        { 1024, 1024, 1024 }, { 1025, 1024, -1 }, { 1025, 4096, 2048 },
+    };
+
+    g_assert_cmpint(VC_TGR_MAX_MIRROR_MB, ==, 512);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        int mirror_mb = -2;
+        gboolean ok = telegraphos_mirror_mb(cases[i].mem, cases[i].max,
+                                            &mirror_mb, &err);
+
+        if (cases[i].want < 0) {
+            g_autofree char *want = g_strdup_printf(
+                "--mem %d: the telegraphos card mirrors at most %d MiB of "
+                "guest memory; use --mem %d or less with --fabric "
+                "telegraphos", cases[i].mem, cases[i].max, cases[i].max);
+
+            g_assert_false(ok);
+            g_assert_cmpstr(err->message, ==, want);
+        } else {
+            g_assert_true(ok);
+            g_assert_no_error(err);
+            g_assert_cmpint(mirror_mb, ==, cases[i].want);
+        }
+    }
+}
+
+static void G_GNUC_NORETURN up_child(void)
+{
+    g_auto(GStrv) words = g_strsplit(g_getenv("UP_ARGS"), " ", -1);
+    int argc = g_strv_length(words) + 1;
+    char **argv = g_new0(char *, argc + 1);
+
+    argv[0] = "vcluster up";
+    memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
+    int rc = cmd_up(argc, argv);
+    g_printerr("exit %d\n", rc);
+    exit(rc);
+}
+
+/* `vcluster up ARGS` exits with 2 and says `message`, starting nothing. */
+static void up_refuses(const char *args, const char *message)
+{
+    g_autofree char *expected = g_strdup_printf("%s\nexit 2\n", message);
+
+    g_setenv("UP_ARGS", args, TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr(expected);
+}
+
+static void test_up_telegraphos_errors(void)
+{
+    if (g_test_subprocess()) {
+        up_child();
+    }
+    up_refuses("--name t2 --fabric telegraphos --mem 1024",
+               "vcluster up: --mem 1024: the telegraphos card mirrors at "
+               "most 512 MiB of guest memory; use --mem 512 or less with "
+               "--fabric telegraphos");
+    up_refuses("--name t2 --fabric eth,telegraphos --mem 513",
+               "*mirrors at most 512 MiB*");
+    up_refuses("--name t2 --fabric tgr",
+               "vcluster up: --fabric tgr: unknown or not yet available "
+               "fabric kind (available: eth, ps1, myrinet, telegraphos)");
+    g_autofree char *dir = vc_cluster_dir("t2");
+
+    g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -256,6 +374,11 @@ int main(int argc, char **argv)
     g_test_add_func("/vcluster/myrinet/routes-default", test_routes_default);
     g_test_add_func("/vcluster/myrinet/routes-file", test_routes_file);
     g_test_add_func("/vcluster/reboot/errors", test_reboot_errors);
+    g_test_add_func("/vcluster/telegraphos/device-args",
+                    test_telegraphos_args);
+    g_test_add_func("/vcluster/telegraphos/mirror", test_telegraphos_mirror);
+    g_test_add_func("/vcluster/telegraphos/up-errors",
+                    test_up_telegraphos_errors);
     rc = g_test_run();
     rm_rf(run_base);
     g_free(run_base);
