@@ -93,6 +93,68 @@ static void fabric_link_read(void *opaque, const uint8_t *buf, int size)
     }
 }
 
+static void fabric_link_tx_clear(FabricLink *l)
+{
+    if (l->tx_watch) {
+        g_source_remove(l->tx_watch);
+        l->tx_watch = 0;
+    }
+    if (l->txq) {
+        g_byte_array_set_size(l->txq, 0);
+    }
+    l->txq_head = 0;
+}
+
+/* Write what the socket takes of the output queue; true when it is empty. */
+static bool fabric_link_tx_flush(FabricLink *l)
+{
+    while (fabric_link_tx_queued(l)) {
+        int n = qemu_chr_fe_write(l->chr, l->txq->data + l->txq_head,
+                                  MIN(fabric_link_tx_queued(l), 1u << 20));
+        if (n <= 0) {
+            if (n < 0 && errno != EAGAIN) {
+                warn_report_once("fabric link: write to fabricd failed");
+                fabric_link_tx_clear(l);
+                return true;
+            }
+            return false;
+        }
+        l->txq_head += n;
+    }
+    g_byte_array_set_size(l->txq, 0);
+    l->txq_head = 0;
+    return true;
+}
+
+static gboolean fabric_link_tx_ready(void *do_not_use, GIOCondition cond,
+                                     void *opaque)
+{
+    FabricLink *l = opaque;
+    bool empty = fabric_link_tx_flush(l);
+
+    if (l->tx_drained) {
+        l->tx_drained(l->opaque);
+    }
+    if (empty) {
+        l->tx_watch = 0;
+        return G_SOURCE_REMOVE;
+    }
+    /* Compact now and then, so that the queue does not only grow. */
+    if (l->txq_head > l->txq->len / 2) {
+        g_byte_array_remove_range(l->txq, 0, l->txq_head);
+        l->txq_head = 0;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void fabric_link_tx_watch(FabricLink *l)
+{
+    if (!l->tx_watch) {
+        l->tx_watch = qemu_chr_fe_add_watch(l->chr, G_IO_OUT | G_IO_HUP,
+                                            fabric_link_tx_ready, l);
+    }
+}
+
 static void fabric_link_chr_event(void *opaque, QEMUChrEvent event)
 {
     FabricLink *l = opaque;
@@ -100,11 +162,13 @@ static void fabric_link_chr_event(void *opaque, QEMUChrEvent event)
     switch (event) {
     case CHR_EVENT_OPENED:
         fabric_link_reset_rx(l);
+        fabric_link_tx_clear(l);
         l->connected = true;
         l->event(l->opaque, true);
         break;
     case CHR_EVENT_CLOSED:
         fabric_link_reset_rx(l);
+        fabric_link_tx_clear(l);
         l->connected = false;
         l->event(l->opaque, false);
         break;
@@ -133,6 +197,66 @@ void fabric_link_cleanup(FabricLink *l)
     qemu_chr_fe_set_handlers(l->chr, NULL, NULL, NULL, NULL, NULL, NULL,
                              true);
     fabric_link_reset_rx(l);
+    fabric_link_tx_clear(l);
+    if (l->txq) {
+        g_byte_array_unref(l->txq);
+        l->txq = NULL;
+    }
+    if (l->tx_scratch) {
+        g_byte_array_unref(l->tx_scratch);
+        l->tx_scratch = NULL;
+    }
+}
+
+void fabric_link_set_tx_drained(FabricLink *l, FabricLinkTxDrainedFn *fn)
+{
+    l->tx_drained = fn;
+}
+
+bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
+                          const void *a, uint32_t alen,
+                          const void *b, uint32_t blen)
+{
+    FabricHdr h = {
+        .kind = l->kind,
+        .type = type,
+        .src = l->node,
+        .dst = dst,
+        .len = alen + blen,
+        .send_time_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+    };
+    uint8_t hdr[FABRIC_HDR_LEN];
+    GByteArray *f;
+    int n = 0;
+
+    if (!l->connected) {
+        return false;
+    }
+    if (!l->txq) {
+        l->txq = g_byte_array_new();
+        l->tx_scratch = g_byte_array_new();
+    }
+    fabric_hdr_encode(&h, hdr);
+    /* Behind queued output the frame must wait its turn. */
+    f = fabric_link_tx_queued(l) ? l->txq : l->tx_scratch;
+    g_byte_array_append(f, hdr, FABRIC_HDR_LEN);
+    g_byte_array_append(f, a, alen);
+    g_byte_array_append(f, b, blen);
+    if (f == l->txq) {
+        return true;
+    }
+    n = qemu_chr_fe_write(l->chr, f->data, f->len);
+    if (n < 0 && errno != EAGAIN) {
+        warn_report_once("fabric link: write to fabricd failed");
+        n = f->len;
+    }
+    n = MAX(n, 0);
+    if ((uint32_t)n < f->len) {
+        g_byte_array_append(l->txq, f->data + n, f->len - n);
+        fabric_link_tx_watch(l);
+    }
+    g_byte_array_set_size(f, 0);
+    return true;
 }
 
 void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx)
@@ -168,6 +292,14 @@ void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
 
     if (!l->connected) {
         return;
+    }
+    /* Output queued by fabric_link_try_send() leaves first. */
+    if (fabric_link_tx_queued(l)) {
+        if (qemu_chr_fe_write_all(l->chr, l->txq->data + l->txq_head,
+                                  fabric_link_tx_queued(l)) < 0) {
+            warn_report_once("fabric link: write to fabricd failed");
+        }
+        fabric_link_tx_clear(l);
     }
     fabric_hdr_encode(&h, buf);
     memcpy(buf + FABRIC_HDR_LEN, payload, len);

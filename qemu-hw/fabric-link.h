@@ -17,6 +17,8 @@ typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,
 typedef void FabricLinkEventFn(void *opaque, bool up);
 /* May the device take more frames now?  False stops reading the socket. */
 typedef bool FabricLinkCanRxFn(void *opaque);
+/* Called when queued output went out (fabric_link_try_send). */
+typedef void FabricLinkTxDrainedFn(void *opaque);
 
 typedef struct FabricLink {
     CharBackend *chr;
@@ -34,6 +36,12 @@ typedef struct FabricLink {
     bool in_payload;
     uint8_t *payload;
     uint64_t malformed;
+    /* Output that the socket did not take yet (fabric_link_try_send). */
+    GByteArray *txq;
+    uint32_t txq_head;          /* bytes of txq already written */
+    guint tx_watch;
+    FabricLinkTxDrainedFn *tx_drained;
+    GByteArray *tx_scratch;     /* one frame, reused */
 } FabricLink;
 
 void fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
@@ -56,5 +64,23 @@ void fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
 /* The same with header flags (FABRIC_F_*). */
 void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
                             uint16_t dst, const void *payload, uint32_t len);
+
+/*
+ * Non-blocking send: the frame (payload a, then payload b) goes to the
+ * socket as far as it takes it; the rest waits in the link's output queue
+ * and leaves, in order, when the socket has room.  Nothing is dropped while
+ * connected, so the caller bounds the queue with fabric_link_tx_queued().
+ * False when the link is not connected (nothing sent).
+ */
+bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
+                          const void *a, uint32_t alen,
+                          const void *b, uint32_t blen);
+/* Bytes waiting in the output queue. */
+static inline uint32_t fabric_link_tx_queued(const FabricLink *l)
+{
+    return l->txq ? l->txq->len - l->txq_head : 0;
+}
+/* Called (from the main loop) each time queued output went out. */
+void fabric_link_set_tx_drained(FabricLink *l, FabricLinkTxDrainedFn *fn);
 
 #endif

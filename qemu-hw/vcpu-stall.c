@@ -40,9 +40,24 @@ static void vcpu_stall_wake_mask(VCPUStall *st, uint64_t cpus)
 static void vcpu_stall_expire(void *opaque)
 {
     VCPUStall *st = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t next = INT64_MAX;
+    uint64_t due = 0;
 
-    st->expired |= st->stalled;
-    vcpu_stall_wake_mask(st, st->stalled);
+    for (uint64_t left = st->stalled; left; left &= left - 1) {
+        int cpu = ctz64(left);
+
+        if (st->deadline[cpu] <= now) {
+            due |= BIT_ULL(cpu);
+        } else {
+            next = MIN(next, st->deadline[cpu]);
+        }
+    }
+    st->expired |= due;
+    vcpu_stall_wake_mask(st, due);
+    if (next != INT64_MAX) {
+        timer_mod(st->timer, next);
+    }
 }
 
 void vcpu_stall_init(VCPUStall *st, DeviceState *owner, int64_t timeout_ns)
@@ -83,10 +98,11 @@ G_NORETURN void vcpu_stall(VCPUStall *st)
 {
     CPUState *cs = current_cpu;
 
-    st->stalled |= BIT_ULL(cs->cpu_index);
-    if (!timer_pending(st->timer)) {
-        timer_mod(st->timer,
-                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + st->timeout_ns);
+    if (!(st->stalled & BIT_ULL(cs->cpu_index))) {
+        st->stalled |= BIT_ULL(cs->cpu_index);
+        st->deadline[cs->cpu_index] =
+            qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + st->timeout_ns;
+        timer_mod_anticipate(st->timer, st->deadline[cs->cpu_index]);
     }
     /*
      * The access is abandoned, not finished: release the device's MMIO
@@ -103,4 +119,17 @@ void vcpu_stall_wake(VCPUStall *st)
     if (st->stalled) {
         vcpu_stall_wake_mask(st, st->stalled);
     }
+}
+
+void vcpu_stall_wake_cpu(VCPUStall *st, int cpu_index)
+{
+    if (cpu_index >= 0 && cpu_index < 64 &&
+        (st->stalled & BIT_ULL(cpu_index))) {
+        vcpu_stall_wake_mask(st, BIT_ULL(cpu_index));
+    }
+}
+
+void vcpu_stall_set_timeout(VCPUStall *st, int64_t timeout_ns)
+{
+    st->timeout_ns = timeout_ns;
 }

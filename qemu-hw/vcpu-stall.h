@@ -26,6 +26,11 @@ typedef struct VCPUStall {
     uint64_t expired;           /* their next read must not stall again */
     QEMUTimer *timer;           /* bounds every stall */
     int64_t timeout_ns;
+    /*
+     * When each parked vCPU's stall ends at the latest: set when it parks
+     * after a wake, kept when an interrupt ran it and it parked again.
+     */
+    int64_t deadline[64];
 } VCPUStall;
 
 void vcpu_stall_init(VCPUStall *st, DeviceState *owner, int64_t timeout_ns);
@@ -42,12 +47,22 @@ bool vcpu_stall_allowed(VCPUStall *st);
 /*
  * Park the vCPU doing this read; does not return.  The read is issued
  * again when vcpu_stall_wake() runs, an interrupt reaches the vCPU, or the
- * timeout passes.
+ * timeout passes.  A store may be parked the same way: it is rolled back
+ * and runs again whole.
  */
 G_NORETURN void vcpu_stall(VCPUStall *st);
 
 /* Let every parked vCPU run its read again. */
 void vcpu_stall_wake(VCPUStall *st);
+
+/*
+ * Let only the vCPU `cpu_index` run its access again, if it is parked;
+ * the others stay.  A device with one request per vCPU wakes its owner.
+ */
+void vcpu_stall_wake_cpu(VCPUStall *st, int cpu_index);
+
+/* Change the bound of future stalls (0: never stall). */
+void vcpu_stall_set_timeout(VCPUStall *st, int64_t timeout_ns);
 
 static inline bool vcpu_stall_any(const VCPUStall *st)
 {
