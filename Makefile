@@ -6,6 +6,7 @@
 #   make bench-platform   boot and exec timings -> build/bench/platform.tsv
 #   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
 #   make bench-myri       Myrinet card (HAL, ports) vs TCP -> build/bench/myri.tsv
+#   make bench-tgr        Telegraphos remote memory and REQ -> build/bench/tgr.tsv
 
 B := build
 CC := gcc
@@ -20,7 +21,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 bench-myri clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 bench-myri bench-tgr clean distclean
 
 all: qemu tools image
 
@@ -259,7 +260,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1 bench-myri
+bench: bench-platform bench-ps1 bench-myri bench-tgr
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -269,6 +270,9 @@ bench-ps1: all
 
 bench-myri: all
 	@./tests/bench/myri.sh
+
+bench-tgr: all
+	@./tests/bench/tgr.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

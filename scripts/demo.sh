@@ -1,8 +1,9 @@
 #!/bin/sh
 # make demo: boot a 4-node cluster (eth LAN, ParaStation boards on a 2x2
-# torus, LANai-style Myrinet cards on a crossbar switch), show it, run a
-# ping matrix, a TCP throughput test, the pairwise exchange over the
-# ParaStation library's layers on both NICs versus TCP, then shut down.
+# torus, LANai-style Myrinet cards on a crossbar switch, Telegraphos NICs on
+# a crossbar), show it, run a ping matrix, a TCP throughput test, the
+# pairwise exchange over the ParaStation library's layers on both NICs
+# versus TCP, a remote-enqueue run on the Telegraphos NICs, then shut down.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 vc="$top/build/bin/vcluster"
@@ -12,7 +13,7 @@ trap '"$vc" down --name $name >/dev/null 2>&1 || true' EXIT INT TERM
 
 "$vc" down --name $name >/dev/null 2>&1 || true
 echo "== booting a 4-node cluster"
-"$vc" up -n 4 --name $name --fabric eth,ps1,myrinet --topology torus:2x2
+"$vc" up -n 4 --name $name --fabric eth,ps1,myrinet,telegraphos --topology torus:2x2
 echo
 echo "== the cluster"
 "$vc" status
@@ -82,12 +83,41 @@ echo "(under TCG all sides are emulated; make bench-ps1 and make bench-myri meas
 echo " every size, bandwidth and the barrier)"
 
 echo
+echo "== remote enqueue (Telegraphos): nodes 1-3 put items into one queue at node0"
+echo "   req: one store per item (REQ); soft_enq: the paper's software queue,"
+echo "   fetch_and_increment of the remote tail, then two remote writes"
+# rate RUN ITEMS: tgrbench's receiver on node0, senders on nodes 1-3;
+# prints the receiver's "items/s" line
+rate() {
+	"$vc" exec 0 -- "rm -f /tmp/rate.seg" > /dev/null
+	"$vc" exec -d 0 -- "tgrbench rate-recv $1 /tmp/rate.seg 3 $2 4096 > /tmp/rate.log 2>&1" > /dev/null
+	_ids=""
+	for _i in $(seq 120); do
+		_ids=$("$vc" exec 0 -- "cat /tmp/rate.seg 2>/dev/null; true")
+		[ -n "$_ids" ] && break
+		sleep 0.5
+	done
+	for _n in 1 2 3; do
+		"$vc" exec -d $_n -- "tgrbench rate-send $1 0 $_ids $2 > /dev/null 2>&1" > /dev/null
+	done
+	for _i in $(seq 600); do
+		_l=$("$vc" exec 0 -- "cat /tmp/rate.log 2>/dev/null; true")
+		case $_l in *items/s*|*FAIL*) break ;; esac
+		sleep 0.5
+	done
+	printf '%s\n' "$_l" | grep -e 'items/s' -e FAIL -e overflows | sed 's/^/   /'
+}
+rate req 20000
+rate soft 1000
+echo
 echo "== fabric counters"
 "$vc" fabric status | head -n 12
 echo
 "$vc" fabric --fabric ps1 status | head -n 16
 echo
 "$vc" fabric --fabric myrinet status | head -n 16
+echo
+"$vc" fabric --fabric telegraphos status | head -n 16
 echo
 echo "== shutting down"
 "$vc" down --name $name
