@@ -107,8 +107,13 @@ rate() {
 	done
 	printf '%s\n' "$_l" | grep -e 'items/s' -e FAIL -e overflows | sed 's/^/   /'
 }
-rate req 20000
-rate soft 1000
+req=$(rate req 20000)
+soft=$(rate soft 1000)
+printf '%s\n%s\n' "$req" "$soft"
+printf '%s\n%s\n' "$req" "$soft" | awk '
+	/rate-recv req: .* items\/s/ { r = $(NF - 6) }
+	/rate-recv soft: .* items\/s/ { s = $(NF - 6) }
+	END { if (r > 0 && s > 0) printf "   REQ enqueues %.1f times faster than the software queue\n", r / s }'
 echo
 echo "== fabric counters"
 "$vc" fabric status | head -n 12
