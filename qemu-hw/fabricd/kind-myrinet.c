@@ -19,7 +19,6 @@
 
 #define MYRI_DEFAULT_HOP_NS     300
 #define MYRI_DEFAULT_LINK_MBPS  250     /* Myrinet-2000, per direction */
-#define MYRI_REASON_MAX         160
 /* Route drops logged per connection before the log goes quiet. */
 #define MYRI_LOG_LIMIT          5
 
@@ -63,59 +62,12 @@ static const char *drop_name(unsigned reason)
 static void send_control(MyriKind *k, unsigned node, const uint8_t *pl,
                          size_t len)
 {
-    Port *p = &k->f->ports[node];
-    uint8_t *frame = g_malloc(FABRIC_HDR_LEN + len);
     FabricHdr h = {
         .kind = FABRIC_KIND_MYRINET, .type = FABRIC_TYPE_CONTROL,
         .src = FABRIC_NODE_NONE, .dst = node, .len = len,
     };
-    g_autoptr(GBytes) bytes = NULL;
 
-    fabric_hdr_encode(&h, frame);
-    memcpy(frame + FABRIC_HDR_LEN, pl, len);
-    bytes = g_bytes_new_take(frame, FABRIC_HDR_LEN + len);
-    if (p->fd < 0 || p->closing || !port_send(p, bytes)) {
-        return;     /* a card that reads nothing misses its answer */
-    }
-    p->c.tx_frames++;
-    p->c.tx_bytes += FABRIC_HDR_LEN + len;
-}
-
-static IngressStatus malformed(char *why, size_t why_len, const char *fmt,
-                               ...) G_GNUC_PRINTF(3, 4);
-
-static IngressStatus malformed(char *why, size_t why_len, const char *fmt,
-                               ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    g_vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-    return INGRESS_MALFORMED;
-}
-
-/* REJECT with the reason, then the connection closes. */
-static IngressStatus reject(MyriKind *k, unsigned node, char *why,
-                            size_t why_len, const char *fmt, ...)
-    G_GNUC_PRINTF(5, 6);
-
-static IngressStatus reject(MyriKind *k, unsigned node, char *why,
-                            size_t why_len, const char *fmt, ...)
-{
-    uint8_t pl[1 + MYRI_REASON_MAX];
-    int len;
-    va_list ap;
-
-    va_start(ap, fmt);
-    len = g_vsnprintf((char *)pl + 1, sizeof(pl) - 1, fmt, ap);
-    va_end(ap);
-    len = MIN(len, (int)sizeof(pl) - 2);
-    g_snprintf(why, why_len, "%s", (char *)pl + 1);
-    pl[0] = FABRIC_CTL_REJECT;
-    send_control(k, node, pl, 1 + len);
-    k->node[node].linked = false;
-    return INGRESS_REJECT_CLOSE;
+    fabric_send_own(k->f, node, &h, pl);    /* lost if it reads nothing */
 }
 
 /* ---- frames from a card ---- */
@@ -129,13 +81,17 @@ static IngressStatus hello(MyriKind *k, unsigned u, const uint8_t *pl,
     unsigned id;
 
     if (len != FABRIC_MYRI_HELLO_LEN) {
-        return reject(k, u, why, why_len, "HELLO payload is %zu bytes; "
-                      "expected %d", len, FABRIC_MYRI_HELLO_LEN);
+        k->node[u].linked = false;
+        return fabric_kind_reject(k->f, u, FABRIC_KIND_MYRINET, why, why_len,
+                                  "HELLO payload is %zu bytes; expected %d",
+                                  len, FABRIC_MYRI_HELLO_LEN);
     }
     id = fabric_get_le16(pl + 1);
     if (id != u) {
-        return reject(k, u, why, why_len, "HELLO says node %u but this is "
-                      "the socket of node %u (node%u.sock)", id, u, u);
+        k->node[u].linked = false;
+        return fabric_kind_reject(k->f, u, FABRIC_KIND_MYRINET, why, why_len,
+                                  "HELLO says node %u but this is the socket "
+                                  "of node %u (node%u.sock)", id, u, u);
     }
     if (nd->linked) {
         /* a card reset: what was on its way to the old card is stale */
@@ -204,17 +160,20 @@ static IngressStatus data(MyriKind *k, unsigned u, const FabricHdr *h,
     MyriWalk w;
 
     if (!nd->linked) {
-        return malformed(why, why_len, "DATA before HELLO");
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA before HELLO");
     }
     if (h->flags != FABRIC_F_ROUTED || h->dst != FABRIC_NODE_NONE) {
-        return malformed(why, why_len, "DATA with flags 0x%02x and dst %u; "
-                         "a card sends flags 0x%02x (routed) and dst %u "
-                         "(the route decides)", h->flags, h->dst,
-                         FABRIC_F_ROUTED, FABRIC_NODE_NONE);
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA with flags 0x%02x and dst %u; a "
+                                     "card sends flags 0x%02x (routed) and "
+                                     "dst %u (the route decides)", h->flags,
+                                     h->dst, FABRIC_F_ROUTED, FABRIC_NODE_NONE);
     }
     if (len < 1 + FABRIC_MYRI_CRC_LEN) {
-        return malformed(why, why_len, "DATA payload of %zu bytes has no "
-                         "room for a packet and its CRC", len);
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA payload of %zu bytes has no room "
+                                     "for a packet and its CRC", len);
     }
     while (route < len - FABRIC_MYRI_CRC_LEN &&
            (pl[route] & FABRIC_MYRI_ROUTE_BIT)) {
@@ -222,9 +181,10 @@ static IngressStatus data(MyriKind *k, unsigned u, const FabricHdr *h,
     }
     packet = len - FABRIC_MYRI_CRC_LEN - route;
     if (packet == 0 || packet > FABRIC_MYRI_MAX_PACKET) {
-        return malformed(why, why_len, "DATA has a packet of %zu bytes after "
-                         "%zu route bytes; a packet has 1..%d", packet, route,
-                         FABRIC_MYRI_MAX_PACKET);
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA has a packet of %zu bytes after "
+                                     "%zu route bytes; a packet has 1..%d",
+                                     packet, route, FABRIC_MYRI_MAX_PACKET);
     }
     nd->sent++;
     myri_topo_walk(k->topo, u, pl, len - FABRIC_MYRI_CRC_LEN, &w);
@@ -255,25 +215,31 @@ static IngressStatus myri_ingress(void *state, unsigned in_port,
     if (h.kind != FABRIC_KIND_MYRINET) {
         if (h.type == FABRIC_TYPE_CONTROL && pl_len &&
             pl[0] == FABRIC_CTL_HELLO) {
-            return reject(k, in_port, why, why_len, "this fabric is kind "
-                          "myrinet (%d); the device speaks kind %u",
-                          FABRIC_KIND_MYRINET, h.kind);
+            k->node[in_port].linked = false;
+            return fabric_kind_reject(k->f, in_port, FABRIC_KIND_MYRINET, why,
+                                      why_len,
+                                      "this fabric is kind myrinet (%d); the "
+                                      "device speaks kind %u",
+                                      FABRIC_KIND_MYRINET, h.kind);
         }
-        return malformed(why, why_len, "frame of kind %u on a myrinet fabric",
-                         h.kind);
+        return fabric_kind_malformed(why, why_len,
+                                     "frame of kind %u on a myrinet fabric",
+                                     h.kind);
     }
     switch (h.type) {
     case FABRIC_TYPE_CONTROL:
         if (pl_len && pl[0] == FABRIC_CTL_HELLO) {
             return hello(k, in_port, pl, pl_len, why, why_len);
         }
-        return malformed(why, why_len, "CONTROL frame without an opcode a "
-                         "card sends (1 HELLO)");
+        return fabric_kind_malformed(why, why_len,
+                                     "CONTROL frame without an opcode a card "
+                                     "sends (1 HELLO)");
     case FABRIC_TYPE_DATA:
         return data(k, in_port, &h, pl, pl_len, why, why_len);
     }
-    return malformed(why, why_len, "frame type %u is not used by myrinet",
-                     h.type);
+    return fabric_kind_malformed(why, why_len,
+                                 "frame type %u is not used by myrinet",
+                                 h.type);
 }
 
 /* ---- the kind ---- */

@@ -25,7 +25,6 @@
 #define TGR_DEFAULT_LINK_MBPS   100
 #define TGR_PAUSE_ABOVE         (1024 * 1024)
 #define TGR_RESUME_BELOW        (256 * 1024)
-#define TGR_REASON_MAX          160
 /* Refused frames logged per connection before the log goes quiet. */
 #define TGR_LOG_LIMIT           5
 /* The largest body after the TGR header: a READ_REP of a whole chunk. */
@@ -138,25 +137,6 @@ static void tgr_output_drained(void *state, unsigned port)
 
 /* ---- frames from fabricd itself ---- */
 
-/* Queue a frame fabricd builds; false if the node cannot take it. */
-static bool send_own(TgrKind *k, unsigned node, const FabricHdr *h,
-                     const uint8_t *pl)
-{
-    Port *p = &k->f->ports[node];
-    uint8_t *frame = g_malloc(FABRIC_HDR_LEN + h->len);
-    g_autoptr(GBytes) bytes = NULL;
-
-    fabric_hdr_encode(h, frame);
-    memcpy(frame + FABRIC_HDR_LEN, pl, h->len);
-    bytes = g_bytes_new_take(frame, FABRIC_HDR_LEN + h->len);
-    if (p->fd < 0 || p->closing || !port_send(p, bytes)) {
-        return false;
-    }
-    p->c.tx_frames++;
-    p->c.tx_bytes += FABRIC_HDR_LEN + h->len;
-    return true;
-}
-
 static void send_control(TgrKind *k, unsigned node, const uint8_t *pl,
                          size_t len)
 {
@@ -165,44 +145,7 @@ static void send_control(TgrKind *k, unsigned node, const uint8_t *pl,
         .src = FABRIC_NODE_NONE, .dst = node, .len = len,
     };
 
-    send_own(k, node, &h, pl);
-}
-
-static IngressStatus malformed(char *why, size_t why_len, const char *fmt,
-                               ...) G_GNUC_PRINTF(3, 4);
-
-static IngressStatus malformed(char *why, size_t why_len, const char *fmt,
-                               ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    g_vsnprintf(why, why_len, fmt, ap);
-    va_end(ap);
-    return INGRESS_MALFORMED;
-}
-
-/* REJECT with the reason, then the connection closes. */
-static IngressStatus reject(TgrKind *k, unsigned node, char *why,
-                            size_t why_len, const char *fmt, ...)
-    G_GNUC_PRINTF(5, 6);
-
-static IngressStatus reject(TgrKind *k, unsigned node, char *why,
-                            size_t why_len, const char *fmt, ...)
-{
-    uint8_t pl[1 + TGR_REASON_MAX];
-    int len;
-    va_list ap;
-
-    va_start(ap, fmt);
-    len = g_vsnprintf((char *)pl + 1, sizeof(pl) - 1, fmt, ap);
-    va_end(ap);
-    len = MIN(len, (int)sizeof(pl) - 2);
-    g_snprintf(why, why_len, "%s", (char *)pl + 1);
-    pl[0] = FABRIC_CTL_REJECT;
-    send_control(k, node, pl, 1 + len);
-    k->node[node].linked = false;
-    return INGRESS_REJECT_CLOSE;
+    fabric_send_own(k->f, node, &h, pl);
 }
 
 /*
@@ -231,7 +174,7 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
     pl[FABRIC_TGR_HDR_LEN] = t->op;
     pl[FABRIC_TGR_HDR_LEN + 1] = TGR_ERR_UNREACHABLE;
     fabric_put_le32(pl + FABRIC_TGR_HDR_LEN + 4, t->seq);
-    if (!send_own(k, src, &h, pl)) {
+    if (!fabric_send_own(k->f, src, &h, pl)) {
         return;
     }
     k->node[src].nacks++;
@@ -253,13 +196,19 @@ static IngressStatus hello(TgrKind *k, unsigned u, const uint8_t *pl,
     unsigned id;
 
     if (len != FABRIC_TGR_HELLO_LEN) {
-        return reject(k, u, why, why_len, "HELLO payload is %zu bytes; "
-                      "expected %d", len, FABRIC_TGR_HELLO_LEN);
+        k->node[u].linked = false;
+        return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
+                                  why_len,
+                                  "HELLO payload is %zu bytes; expected %d",
+                                  len, FABRIC_TGR_HELLO_LEN);
     }
     id = fabric_get_le16(pl + 1);
     if (id != u) {
-        return reject(k, u, why, why_len, "HELLO says node %u but this is "
-                      "the socket of node %u (node%u.sock)", id, u, u);
+        k->node[u].linked = false;
+        return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
+                                  why_len,
+                                  "HELLO says node %u but this is the socket "
+                                  "of node %u (node%u.sock)", id, u, u);
     }
     if (nd->ever_linked) {
         uint8_t reset[FABRIC_TGR_GROUP_LEN] = { FABRIC_CTL_TGR_PEER_RESET };
@@ -294,16 +243,19 @@ static IngressStatus membership(TgrKind *k, unsigned u, const uint8_t *pl,
     bool *m;
 
     if (!k->node[u].linked) {
-        return malformed(why, why_len, "%s before HELLO", what);
+        return fabric_kind_malformed(why, why_len,
+                                     "%s before HELLO", what);
     }
     if (len != FABRIC_TGR_GROUP_LEN) {
-        return malformed(why, why_len, "%s payload is %zu bytes; expected %d",
-                         what, len, FABRIC_TGR_GROUP_LEN);
+        return fabric_kind_malformed(why, why_len,
+                                     "%s payload is %zu bytes; expected %d",
+                                     what, len, FABRIC_TGR_GROUP_LEN);
     }
     group = fabric_get_le16(pl + 1);
     if (group >= FABRIC_TGR_MAX_GROUPS) {
-        return malformed(why, why_len, "%s group %u ignored: groups are "
-                         "0..%d", what, group, FABRIC_TGR_MAX_GROUPS - 1);
+        return fabric_kind_malformed(why, why_len,
+                                     "%s group %u ignored: groups are 0..%d",
+                                     what, group, FABRIC_TGR_MAX_GROUPS - 1);
     }
     m = member_of(k, group, u);
     if (*m != join) {
@@ -408,37 +360,45 @@ static IngressStatus data(TgrKind *k, unsigned u, const FabricHdr *h,
     FabricTgrHdr t;
 
     if (!nd->linked) {
-        return malformed(why, why_len, "DATA before HELLO");
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA before HELLO");
     }
     if (h->flags) {
-        return malformed(why, why_len, "DATA with flags 0x%02x; a device "
-                         "sends 0", h->flags);
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA with flags 0x%02x; a device sends 0",
+                                     h->flags);
     }
     if (!fabric_tgr_hdr_decode(pl, len, &t)) {
         if (len < FABRIC_TGR_HDR_LEN) {
-            return malformed(why, why_len, "DATA payload of %zu bytes is "
-                             "shorter than the %d-byte TGR header", len,
-                             FABRIC_TGR_HDR_LEN);
+            return fabric_kind_malformed(why, why_len,
+                                         "DATA payload of %zu bytes is "
+                                         "shorter than the %d-byte TGR header",
+                                         len, FABRIC_TGR_HDR_LEN);
         }
-        return malformed(why, why_len, "DATA with unknown TGR op %u "
-                         "(ops are 1..%d)", t.op, FABRIC_TGR_OP_MAX);
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA with unknown TGR op %u (ops are "
+                                     "1..%d)", t.op, FABRIC_TGR_OP_MAX);
     }
     if (len - FABRIC_TGR_HDR_LEN > TGR_MAX_BODY) {
-        return malformed(why, why_len, "%s body of %zu bytes; at most %d",
-                         op_names[t.op], len - FABRIC_TGR_HDR_LEN,
-                         TGR_MAX_BODY);
+        return fabric_kind_malformed(why, why_len,
+                                     "%s body of %zu bytes; at most %d",
+                                     op_names[t.op], len - FABRIC_TGR_HDR_LEN,
+                                     TGR_MAX_BODY);
     }
     if (t.op == FABRIC_TGR_MCAST_WRITE) {
         unsigned group = t.eidx >> 16;
 
         if (h->dst != FABRIC_NODE_ALL) {
-            return malformed(why, why_len, "MCAST_WRITE to dst %u; it goes "
-                             "to dst %u (every member)", h->dst,
-                             FABRIC_NODE_ALL);
+            return fabric_kind_malformed(why, why_len,
+                                         "MCAST_WRITE to dst %u; it goes to "
+                                         "dst %u (every member)", h->dst,
+                                         FABRIC_NODE_ALL);
         }
         if (group >= FABRIC_TGR_MAX_GROUPS) {
-            return malformed(why, why_len, "MCAST_WRITE to group %u; groups "
-                             "are 0..%d", group, FABRIC_TGR_MAX_GROUPS - 1);
+            return fabric_kind_malformed(why, why_len,
+                                         "MCAST_WRITE to group %u; groups are "
+                                         "0..%d", group,
+                                         FABRIC_TGR_MAX_GROUPS - 1);
         }
         nd->frames++;
         nd->bytes += len;
@@ -446,9 +406,10 @@ static IngressStatus data(TgrKind *k, unsigned u, const FabricHdr *h,
         return INGRESS_OK;
     }
     if (h->dst == FABRIC_NODE_ALL) {
-        return malformed(why, why_len, "%s to dst %u (every node): only "
-                         "MCAST_WRITE goes to a group", op_names[t.op],
-                         FABRIC_NODE_ALL);
+        return fabric_kind_malformed(why, why_len,
+                                     "%s to dst %u (every node): only "
+                                     "MCAST_WRITE goes to a group",
+                                     op_names[t.op], FABRIC_NODE_ALL);
     }
     nd->frames++;
     nd->bytes += len;
@@ -460,7 +421,8 @@ static IngressStatus control(TgrKind *k, unsigned u, const uint8_t *pl,
                              size_t len, char *why, size_t why_len)
 {
     if (len == 0) {
-        return malformed(why, why_len, "CONTROL frame without an opcode");
+        return fabric_kind_malformed(why, why_len,
+                                     "CONTROL frame without an opcode");
     }
     switch (pl[0]) {
     case FABRIC_CTL_HELLO:
@@ -469,10 +431,11 @@ static IngressStatus control(TgrKind *k, unsigned u, const uint8_t *pl,
     case FABRIC_CTL_TGR_LEAVE:
         return membership(k, u, pl, len, why, why_len);
     }
-    return malformed(why, why_len, "CONTROL opcode %u is not one a device "
-                     "sends (%d HELLO, %d JOIN, %d LEAVE)", pl[0],
-                     FABRIC_CTL_HELLO, FABRIC_CTL_TGR_JOIN,
-                     FABRIC_CTL_TGR_LEAVE);
+    return fabric_kind_malformed(why, why_len,
+                                 "CONTROL opcode %u is not one a device sends "
+                                 "(%d HELLO, %d JOIN, %d LEAVE)", pl[0],
+                                 FABRIC_CTL_HELLO, FABRIC_CTL_TGR_JOIN,
+                                 FABRIC_CTL_TGR_LEAVE);
 }
 
 static IngressStatus tgr_ingress(void *state, unsigned in_port,
@@ -489,12 +452,16 @@ static IngressStatus tgr_ingress(void *state, unsigned in_port,
     if (h.kind != FABRIC_KIND_TELEGRAPHOS) {
         if (h.type == FABRIC_TYPE_CONTROL && pl_len &&
             pl[0] == FABRIC_CTL_HELLO) {
-            return reject(k, in_port, why, why_len, "this fabric is kind "
-                          "telegraphos (%d); the device speaks kind %u",
-                          FABRIC_KIND_TELEGRAPHOS, h.kind);
+            k->node[in_port].linked = false;
+            return fabric_kind_reject(k->f, in_port, FABRIC_KIND_TELEGRAPHOS,
+                                      why, why_len,
+                                      "this fabric is kind telegraphos (%d); "
+                                      "the device speaks kind %u",
+                                      FABRIC_KIND_TELEGRAPHOS, h.kind);
         }
-        return malformed(why, why_len, "frame of kind %u on a telegraphos "
-                         "fabric", h.kind);
+        return fabric_kind_malformed(why, why_len,
+                                     "frame of kind %u on a telegraphos fabric",
+                                     h.kind);
     }
     switch (h.type) {
     case FABRIC_TYPE_CONTROL:
@@ -502,8 +469,9 @@ static IngressStatus tgr_ingress(void *state, unsigned in_port,
     case FABRIC_TYPE_DATA:
         return data(k, in_port, &h, pl, pl_len, why, why_len);
     }
-    return malformed(why, why_len, "frame type %u is not used by "
-                     "telegraphos", h.type);
+    return fabric_kind_malformed(why, why_len,
+                                 "frame type %u is not used by telegraphos",
+                                 h.type);
 }
 
 /* ---- the kind ---- */

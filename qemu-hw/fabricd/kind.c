@@ -4,9 +4,11 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "fabric-proto.h"
+#include "fabric.h"
 #include "kind.h"
 
 static const FabricKind *const kinds[] = {
@@ -29,6 +31,58 @@ const FabricKind *fabric_kind_find(const char *name)
 const char *fabric_kind_names(void)
 {
     return "eth, ps1, myrinet, telegraphos";
+}
+
+bool fabric_send_own(Fabric *f, unsigned port, const FabricHdr *h,
+                     const uint8_t *payload)
+{
+    Port *p = &f->ports[port];
+    uint8_t *frame = g_malloc(FABRIC_HDR_LEN + h->len);
+    g_autoptr(GBytes) bytes = NULL;
+
+    fabric_hdr_encode(h, frame);
+    memcpy(frame + FABRIC_HDR_LEN, payload, h->len);
+    bytes = g_bytes_new_take(frame, FABRIC_HDR_LEN + h->len);
+    if (p->fd < 0 || p->closing || !port_send(p, bytes)) {
+        return false;
+    }
+    p->c.tx_frames++;
+    p->c.tx_bytes += FABRIC_HDR_LEN + h->len;
+    return true;
+}
+
+IngressStatus fabric_kind_malformed(char *why, size_t why_len,
+                                    const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    g_vsnprintf(why, why_len, fmt, ap);
+    va_end(ap);
+    return INGRESS_MALFORMED;
+}
+
+IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
+                                 char *why, size_t why_len,
+                                 const char *fmt, ...)
+{
+    uint8_t pl[1 + FABRIC_REASON_MAX];
+    FabricHdr h = {
+        .kind = kind, .type = FABRIC_TYPE_CONTROL,
+        .src = FABRIC_NODE_NONE, .dst = port,
+    };
+    va_list ap;
+    int len;
+
+    va_start(ap, fmt);
+    len = g_vsnprintf((char *)pl + 1, sizeof(pl) - 1, fmt, ap);
+    va_end(ap);
+    len = MIN(len, (int)sizeof(pl) - 2);
+    g_snprintf(why, why_len, "%s", (char *)pl + 1);
+    pl[0] = FABRIC_CTL_REJECT;
+    h.len = 1 + len;
+    fabric_send_own(f, port, &h, pl);
+    return INGRESS_REJECT_CLOSE;
 }
 
 size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)

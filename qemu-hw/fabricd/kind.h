@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric-proto.h"
+
 typedef enum FrameStatus {
     FRAME_NEED_MORE,    /* not a whole frame yet */
     FRAME_OK,           /* span describes one frame */
@@ -39,7 +41,7 @@ typedef enum IngressStatus {
     INGRESS_REJECT_CLOSE,   /* REJECT queued: close once it is written */
 } IngressStatus;
 
-/* Limits of --hop-ns and --link-mbps: keep delivery stamps far from overflow. */
+/* --hop-ns and --link-mbps limits: delivery stamps never overflow */
 #define FABRIC_MAX_HOP_NS       1000000000ull
 #define FABRIC_MAX_LINK_MBPS    1000000ull
 
@@ -114,6 +116,27 @@ const char *fabric_kind_names(void);
  */
 bool fabric_kind_timing(const FabricKindOptions *opts, uint64_t *hop_ns,
                         uint64_t *link_mbps, GError **err);
+
+/* Longest REJECT reason a kind sends. */
+#define FABRIC_REASON_MAX       160
+
+/*
+ * Send a frame fabricd makes itself (a control answer, a NACK) to `port`,
+ * counted in its tx counters.  False when the port is gone or cannot take
+ * it: a device that reads nothing misses its answer.
+ */
+bool fabric_send_own(Fabric *f, unsigned port, const FabricHdr *h,
+                     const uint8_t *payload);
+/* For ingress(): put the message in `why`; returns INGRESS_MALFORMED. */
+IngressStatus fabric_kind_malformed(char *why, size_t why_len,
+                                    const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/*
+ * For ingress(): send CONTROL REJECT {reason} of `kind` to `port` and put
+ * the reason in `why`; returns INGRESS_REJECT_CLOSE.
+ */
+IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
+                                 char *why, size_t why_len,
+                                 const char *fmt, ...) G_GNUC_PRINTF(6, 7);
 
 /*
  * Framing shared by the header-framed kinds: a 32-byte fabric header and
