@@ -308,7 +308,7 @@ static inline int fabric_myri_out_port(uint8_t route_byte, unsigned in_port,
  *   +0 u8 op (enum fabric_tgr_op), +1 u8 size (access bytes: 1, 2, 4, 8),
  *   +2 le16 epoch (sender's boot count), +4 le32 seq (per src-dst pair,
  *   from 0 each epoch; multicast copies use their own per-sender sequence),
- *   +8 le32 tag (matches replies to requests; 0: none), +12 le32 eidx
+ *   +8 le32 tag (the sender's; replies and NACKs echo it), +12 le32 eidx
  *   (MCAST_WRITE: group << 16 | group page), +16 le16 gen, +18 le16 offset
  *   in the page.
  * Bodies (after the header):

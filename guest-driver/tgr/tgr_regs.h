@@ -94,7 +94,7 @@
 #define TGR_CNT_VIOL_IN		9	/* refused incoming requests */
 #define TGR_CNT_VIOL_OUT	10	/* own requests refused remotely */
 #define TGR_CNT_LOCAL_ERR	11	/* refused local accesses (bad PTE...) */
-#define TGR_CNT_SEQ_GAPS	12	/* lost frames (fault rules only) */
+#define TGR_CNT_SEQ_GAPS	12	/* sequence gaps seen (fault rules only) */
 #define TGR_CNT_RREAD_FAIL	13	/* reads/atomics that failed */
 #define TGR_CNT_STALE_REPLIES	14	/* replies nobody waited for */
 #define TGR_CNT_TX_STALLS	15	/* stores that waited for tx room */

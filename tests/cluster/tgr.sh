@@ -10,6 +10,8 @@
 #   - fetch_and_increment from the 4 nodes at once on one counter: the
 #     exact sum, and the results add up to 0 + 1 + ... + (total - 1), so
 #     no two increments returned the same value;
+#   - multicast on 4 nodes: every member gets every member's updates, and
+#     all see the same last write to a word they all write;
 #   - protection: importing a withdrawn segment fails with ENOENT, asking
 #     WRITE of a read-only one with EACCES, a writable mapping of a
 #     read-only import with EACCES; stores forced through the remote
@@ -137,6 +139,28 @@ has "$flog" "^ok   finc-host: the counter is $total" &&
 	pass "$mode: the counter ends at exactly $total" ||
 	fail "$mode: the counter ends at exactly $total" "$(echo "$flog" | tail -n 2 | tr '\n' ' ')"
 echo "  fetch_inc run: $(since "$t0")"
+
+# ------------------------------------------------------- multicast x 4 nodes
+vc exec all -- "rm -f /tmp/go /tmp/m.log" > /dev/null
+for n in 0 1 2 3; do
+	bgl $n /tmp/m.log "tgrcheck mcast 5 4 200 /tmp/go 120"
+done
+for n in 0 1 2 3; do
+	wait_log $n /tmp/m.log '^ready' 60 > /dev/null
+done
+vc exec all -- "touch /tmp/go" > /dev/null
+mout=""
+for n in 0 1 2 3; do
+	mout="$mout$(wait_log $n /tmp/m.log 'shared word' 180 | sed "s/^/node$n: /")
+"
+done
+[ "$(echo "$mout" | grep -c '^node[0-3]: ok   mcast: the last update of 4 of 4')" = 4 ] &&
+	pass "$mode: multicast: every member got every member's updates" ||
+	fail "$mode: multicast: every member got every member's updates" "$(echo "$mout" | grep -v ': ok' | head -n 4 | tr '\n' ' ')"
+words=$(echo "$mout" | sed -n 's/.*shared word \(0x[0-9a-f]*\).*/\1/p' | sort -u)
+[ "$(echo "$mout" | grep -c 'shared word')" = 4 ] && [ "$(echo "$words" | wc -l)" = 1 ] &&
+	pass "$mode: multicast: all 4 members see the same last write ($words)" ||
+	fail "$mode: multicast: all 4 members see the same last write" "$(echo "$words" | tr '\n' ' ')"
 
 # ------------------------------------------------------------------ protection
 vin0=$(counter 1 viol_in) vout0=$(counter 2 viol_out)

@@ -31,6 +31,12 @@
  *       asking WRITE of the read-only one (EACCES), mapping its window
  *       writable (EACCES), and stores forced through the remote export
  *       check (TGR_IOC_FORCE_WRITE, root): VIOL_OUT events
+ *   tgrcheck mcast GROUP NODES ROUNDS GOFILE TIMEOUT_S
+ *       join multicast GROUP with one page; print "ready"; when GOFILE
+ *       appears, store ROUNDS values into this node's word (1 + node) and
+ *       into the shared word 0, each through the group; wait until every
+ *       one of NODES members' last value arrived; print the shared word,
+ *       which must be the same at every member (one order for all)
  *   tgrcheck read-after NODE SEGID GOFILE TIMEOUT_S
  *       import and read once; print "ready"; when GOFILE appears read
  *       again and expect SIGBUS (BUS_ADRERR at that address) within
@@ -61,6 +67,7 @@ static void usage(void)
 		"       tgrcheck req-send NODE SEGID ITEMS [GOFILE]\n"
 		"       tgrcheck finc-host SEGFILE EXPECTED TIMEOUT_S\n"
 		"       tgrcheck finc NODE SEGID COUNT\n"
+		"       tgrcheck mcast GROUP NODES ROUNDS GOFILE TIMEOUT_S\n"
 		"       tgrcheck guard SEGFILE SECONDS\n"
 		"       tgrcheck attack NODE RO_SEGID GONE_SEGID\n"
 		"       tgrcheck read-after NODE SEGID GOFILE TIMEOUT_S\n");
@@ -256,6 +263,54 @@ static int cmd_finc(char **av)
 	}
 	CHECK(rising, "finc: %u fetch_incs, each result above the previous (sum %llu) in %.2f s",
 	      count, (unsigned long long)sum, (now_us() - t0) / 1e6);
+	tgr_close(t);
+	return tool_fails ? 1 : 0;
+}
+
+/* ---- multicast ------------------------------------------------------------- */
+
+static int cmd_mcast(char **av)
+{
+	uint32_t group = arg_u32(av[0], "GROUP"), nodes = arg_u32(av[1], "NODES");
+	uint32_t rounds = arg_u32(av[2], "ROUNDS"), timeout = arg_u32(av[4], "TIMEOUT_S");
+	volatile uint32_t *local = page_alloc(TGR_PAGE_SIZE);
+	volatile uint32_t *shared, *mine;
+	tgr_t *t = open_or_die();
+	uint32_t me = tgr_node(t), n, r, arrived = 0;
+	tgr_mcast_t *m;
+	struct stat sb;
+	double end;
+	int err;
+
+	if (!nodes || nodes > TGR_PAGE_SIZE / 4 - 1 || me >= nodes || !rounds ||
+	    rounds > 0xffff)
+		die_msg("NODES must be 1..1023 and hold this node, ROUNDS 1..65535");
+	err = tgr_mcast_join(t, group, (void *)local, TGR_PAGE_SIZE, &m);
+	if (err)
+		die("join of the multicast group", err);
+	shared = tgr_mcast_ptr(m, 0);
+	mine = tgr_mcast_ptr(m, 4 * (1 + me));
+	printf("ready\n");
+	while (stat(av[3], &sb) != 0)
+		usleep(20000);
+	/* word 0 before our word: whoever sees our last round sees all */
+	for (r = 1; r <= rounds; r++) {
+		*shared = me << 16 | r;
+		*mine = me << 16 | r;
+	}
+	end = now_us() + timeout * 1e6;
+	while (now_us() < end) {
+		arrived = 0;
+		for (n = 0; n < nodes; n++)
+			arrived += local[1 + n] == (n << 16 | rounds);
+		if (arrived == nodes)
+			break;
+		usleep(1000);
+	}
+	CHECK(arrived == nodes, "mcast: the last update of %u of %u members arrived",
+	      arrived, nodes);
+	printf("ok   mcast: shared word %#x\n", local[0]);
+	tgr_mcast_leave(m);
 	tgr_close(t);
 	return tool_fails ? 1 : 0;
 }
@@ -470,6 +525,8 @@ int main(int argc, char **argv)
 		return cmd_guard(av);
 	if (!strcmp(cmd, "attack") && ac == 3)
 		return cmd_attack(av);
+	if (!strcmp(cmd, "mcast") && ac == 5)
+		return cmd_mcast(av);
 	if (!strcmp(cmd, "read-after") && ac == 4)
 		return cmd_read_after(av);
 	usage();
