@@ -241,7 +241,7 @@ $(B)/tests/unit/test-rdp: tests/unit/test-rdp.c guest-driver/myri/mcp/rdp.c \
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)
 QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
 
-$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c tests/qtest/qtest-client.h
+$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
 
