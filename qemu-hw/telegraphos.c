@@ -653,8 +653,9 @@ static Property tgr_properties[] = {
     DEFINE_PROP_UINT32("window-pages", TgrState, window_pages,
                        TGR_WIN_PAGES_MAX),
     DEFINE_PROP_UINT32("local-mirror-mb", TgrState, mirror_mb, 512),
+    /* 1 s: a TCG cluster on shared cores can pause a node for 100 ms */
     DEFINE_PROP_UINT32("rread-timeout-us", TgrState, rread_timeout_prop,
-                       100000),
+                       1000000),
     DEFINE_PROP_UINT32("tx-queue-kb", TgrState, tx_queue_kb, 256),
     DEFINE_PROP_UINT32("rx-hold-frames", TgrState, rx_hold_frames, 4096),
     DEFINE_PROP_END_OF_LIST(),

@@ -222,8 +222,8 @@ vc exec 3 -- "rm -f /tmp/h.seg /tmp/h.log" > /dev/null
 vc exec 0 -- "rm -f /tmp/go /tmp/r.log" > /dev/null
 bgl 3 /tmp/h.log "tgrcheck hold /tmp/h.seg 600"
 hseg=$(wait_file 3 /tmp/h.seg)
-# the read's limit: the driver's timeout (default 100 ms) plus slack
-lim=$(( ${tmo_us:-100000} / 1000000 + 10 ))
+# the read's limit: the card's timeout (default 1 s) plus slack
+lim=$(( ${tmo_us:-1000000} / 1000000 + 10 ))
 bgl 0 /tmp/r.log "tgrcheck read-after 3 ${hseg:-0} /tmp/go $lim"
 wait_log 0 /tmp/r.log '^ready' 60 > /dev/null
 qpid=$(pgrep -f "vc-$name-node3( |,|\$)" | head -n 1)
@@ -237,7 +237,7 @@ else
 	report "$rlog"
 	ms=$(echo "$rlog" | sed -n 's/^ok   read-after: SIGBUS .* after \([0-9]*\) ms.*/\1/p')
 	has "$rlog" '^ok   read-after: SIGBUS within' &&
-		[ "${ms:-0}" -ge $(( ${tmo_us:-100000} / 1000 )) ] &&
+		[ "${ms:-0}" -ge $(( ${tmo_us:-1000000} / 1000 )) ] &&
 		pass "$mode: a remote read to a stopped node ends in SIGBUS after the timeout ($ms ms, rread_timeout_us ${tmo_us:-?})" ||
 		fail "$mode: a remote read to a stopped node ends in SIGBUS after the timeout" "${ms:-no SIGBUS} ms: $(echo "$rlog" | tail -n 3 | tr '\n' ' ')"
 	check "$mode: node0 stays responsive while node3 is stopped" vc exec -t 20 0 -- "cat $sysfs/node"

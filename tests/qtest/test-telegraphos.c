@@ -82,7 +82,7 @@ static void test_identity_and_reset_state(void)
     g_assert_cmpuint(rd(c, REG(TGR_REG_EVQ_ENTRIES)), ==, 0);
     g_assert_cmpuint(rd(c, REG(TGR_REG_EVQ_PROD)), ==, 0);
     g_assert_cmpuint(rd(c, REG(TGR_REG_CUR_CTX)), ==, 0);
-    g_assert_cmpuint(rd(c, REG(TGR_REG_RREAD_TIMEOUT_US)), ==, 100000);
+    g_assert_cmpuint(rd(c, REG(TGR_REG_RREAD_TIMEOUT_US)), ==, 1000000);
     g_assert_cmpuint(rd(c, REG(TGR_REG_RD_STATUS)), ==, TGR_ERR_OK);
     g_assert_cmphex(rd(c, REG(TGR_REG_GROUP_EIDX)), ==, TGR_GROUP_NONE);
     g_assert_cmphex(rd(c, PTE(TGR_WIN_PAGES_MAX - 1, 0)), ==, 0);

@@ -202,6 +202,7 @@ static int cmd_req_send(char **av)
 
 	if (err)
 		die("open of the remote queue", err);
+	fail_on_sigbus("req-send");
 	if (items > 0xffffff)
 		die_msg("ITEMS must be below 16777216");
 	if (av[3]) {
@@ -253,6 +254,8 @@ static int cmd_finc(char **av)
 	int rising = 1, err;
 	double t0 = now_us();
 
+	fail_on_sigbus("finc");
+
 	for (i = 0; i < count; i++) {
 		err = tgr_fetch_inc(seg, FINC_WORD * 4, &v);
 		if (err)
@@ -285,6 +288,7 @@ static int cmd_mcast(char **av)
 	if (!nodes || nodes > TGR_PAGE_SIZE / 4 - 1 || me >= nodes || !rounds ||
 	    rounds > 0xffff)
 		die_msg("NODES must be 1..1023 and hold this node, ROUNDS 1..65535");
+	fail_on_sigbus("mcast");
 	err = tgr_mcast_join(t, group, (void *)local, TGR_PAGE_SIZE, &m);
 	if (err)
 		die("join of the multicast group", err);

@@ -34,6 +34,13 @@ uint32_t arg_u32(const char *s, const char *name);
 /* tgr_open() or die with a hint (no device: is tgr.ko loaded?). */
 tgr_t *open_or_die(void);
 
+/*
+ * From now on a SIGBUS (a remote access that failed: a timeout, a refusal,
+ * a stale import) prints "FAIL what: SIGBUS: ..." and
+ * exits with status 1, instead of dying without a word.
+ */
+void fail_on_sigbus(const char *what);
+
 /* Write "a b c" to path (atomically: temp file + rename). */
 void write_ids(const char *path, const uint32_t *ids, int n);
 
