@@ -213,18 +213,15 @@ static IngressStatus myri_ingress(void *state, unsigned in_port,
     /* fabric_hdr_frame_parse() passed it: a whole frame, a sane header */
     fabric_hdr_decode(frame, &h);
     if (h.kind != FABRIC_KIND_MYRINET) {
-        if (h.type == FABRIC_TYPE_CONTROL && pl_len &&
-            pl[0] == FABRIC_CTL_HELLO) {
+        IngressStatus st;
+
+        st = fabric_kind_foreign(k->f, in_port, FABRIC_KIND_MYRINET, "myrinet",
+                                 &h, pl, pl_len, why, why_len);
+
+        if (st == INGRESS_REJECT_CLOSE) {
             k->node[in_port].linked = false;
-            return fabric_kind_reject(k->f, in_port, FABRIC_KIND_MYRINET, why,
-                                      why_len,
-                                      "this fabric is kind myrinet (%d); the "
-                                      "device speaks kind %u",
-                                      FABRIC_KIND_MYRINET, h.kind);
         }
-        return fabric_kind_malformed(why, why_len,
-                                     "frame of kind %u on a myrinet fabric",
-                                     h.kind);
+        return st;
     }
     switch (h.type) {
     case FABRIC_TYPE_CONTROL:

@@ -85,6 +85,21 @@ IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
     return INGRESS_REJECT_CLOSE;
 }
 
+IngressStatus fabric_kind_foreign(Fabric *f, unsigned port, uint8_t kind,
+                                  const char *name, const FabricHdr *h,
+                                  const uint8_t *pl, size_t pl_len,
+                                  char *why, size_t why_len)
+{
+    if (h->type == FABRIC_TYPE_CONTROL && pl_len &&
+        pl[0] == FABRIC_CTL_HELLO) {
+        return fabric_kind_reject(f, port, kind, why, why_len,
+                                  "this fabric is kind %s (%d); the device "
+                                  "speaks kind %u", name, kind, h->kind);
+    }
+    return fabric_kind_malformed(why, why_len, "frame of kind %u on a %s "
+                                 "fabric", h->kind, name);
+}
+
 size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)
 {
     return 0;

@@ -139,6 +139,16 @@ IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
                                  const char *fmt, ...) G_GNUC_PRINTF(6, 7);
 
 /*
+ * For ingress(), on a frame whose header names another kind than `kind`
+ * (called `name`): a HELLO is answered REJECT (INGRESS_REJECT_CLOSE),
+ * anything else is INGRESS_MALFORMED.
+ */
+IngressStatus fabric_kind_foreign(Fabric *f, unsigned port, uint8_t kind,
+                                  const char *name, const FabricHdr *h,
+                                  const uint8_t *pl, size_t pl_len,
+                                  char *why, size_t why_len);
+
+/*
  * Framing shared by the header-framed kinds: a 32-byte fabric header and
  * its payload make one frame (span.offset 0, header included).  A bad
  * magic, version or length is fatal; other header errors skip the frame.
