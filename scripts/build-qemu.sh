@@ -10,14 +10,7 @@ bld=$top/build/qemu
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
 
-if ! ls "$cache"/qemu_7.2*.dsc >/dev/null 2>&1; then
-	command -v apt-get >/dev/null || die "apt-get not found"
-	mkdir -p "$cache" || die "cannot create $cache; run: sudo make deps"
-	echo "build-qemu: fetching Debian's qemu 7.2 source into $cache"
-	(cd "$cache" && apt-get source --download-only -q 'qemu=1:7.2*' >/dev/null) ||
-		die "apt-get source qemu failed; run: sudo make deps (it enables deb-src)"
-fi
-dsc=$(ls "$cache"/qemu_7.2*.dsc | sort | tail -n 1)
+dsc=$("$top/scripts/fetch-qemu-src.sh" "$cache") || die "no QEMU 7.2 source (see above)"
 
 if [ ! -f "$src/.vcluster-prepared" ]; then
 	rm -rf "$src"
@@ -57,7 +50,31 @@ if [ ! -f "$bld/build.ninja" ]; then
 	}
 fi
 
-if ! ninja -C "$bld" qemu-system-x86_64 > "$bld/ninja.log" 2>&1; then
+# ninja's own lines go to the log; one progress line every few seconds here.
+echo "build-qemu: compiling (log: $bld/ninja.log)"
+rc_file=$bld/.ninja-rc
+rm -f "$rc_file"
+{
+	NINJA_STATUS='[%f/%t] ' ninja -C "$bld" qemu-system-x86_64 2>&1
+	echo $? > "$rc_file"
+} | {
+	last=$(date +%s)
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		\[*/*\]*)
+			now=$(date +%s)
+			if [ $((now - last)) -ge 5 ]; then
+				last=$now
+				step=${line%%]*}; step=${step#[}
+				done_n=${step%/*}; total=${step#*/}
+				echo "build-qemu: $step steps, $((done_n * 100 / total))%" >&2
+			fi ;;
+		esac
+	done
+} > "$bld/ninja.log"
+if [ "$(cat "$rc_file" 2>/dev/null)" != 0 ]; then
 	grep -v '^\[' "$bld/ninja.log" | tail -n 40 >&2
 	die "ninja failed (log: $bld/ninja.log)"
 fi
+rm -f "$rc_file"
