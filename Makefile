@@ -1,14 +1,26 @@
 # vcluster: a virtual cluster lab.  `make` builds everything incrementally.
 #   make deps    install the Debian packages (root)
 #   make         QEMU, fabricd, vcluster, guest image
-#   make check   all tests, ending with "N passed, N failed"
+#   make check   all tests, ending with "N passed, N failed, N skipped"
 #   make demo    deps, build, boot a 4-node cluster, run the demo, shut down
+#   make check-fresh      demo and check in a clone of HEAD with every cache empty
 #   make bench-platform   boot and exec timings -> build/bench/platform.tsv
 #   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
 #   make bench-myri       Myrinet card (HAL, ports) vs TCP -> build/bench/myri.tsv
 #   make bench-tgr        Telegraphos remote memory and REQ -> build/bench/tgr.tsv
+#   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
+
+# Short "  CC      path" lines, as the kernel's build prints; V=1 shows the commands.
+V ?= 0
+ifeq ($(V),1)
+quiet =
+KBUILD_V := V=1
+else
+quiet = @printf '  %-8s%s\n' '$(1)' '$(2)';
+KBUILD_V :=
+endif
 CC := gcc
 GLIB_CFLAGS := $(shell pkg-config --cflags glib-2.0 gio-2.0 gio-unix-2.0 2>/dev/null)
 GLIB_LIBS := $(shell pkg-config --libs glib-2.0 gio-2.0 gio-unix-2.0 2>/dev/null)
@@ -21,7 +33,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest demo bench bench-platform bench-ps1 bench-myri bench-tgr clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr clean distclean
 
 all: qemu tools image
 
@@ -30,7 +42,7 @@ deps:
 
 # --- QEMU: Debian's 7.2 source with qemu-hw/ linked in as hw/vcluster ---
 qemu:
-	@./scripts/build-qemu.sh
+	@V=$(V) ./scripts/build-qemu.sh
 
 # --- host tools (C + glib) ---
 FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard qemu-hw/fabricd/*.c))
@@ -43,25 +55,25 @@ tools: $(HOST_BINS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(HOST_CFLAGS) -c $< -o $@
 
 $(VCLUSTER_OBJ): HOST_CFLAGS += $(JSON_CFLAGS)
 
 $(B)/lib/libfabric.a: $(FABRIC_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(B)/bin/fabricd: $(B)/obj/qemu-hw/fabricd/fabricd.o $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
 $(B)/bin/fabricctl: $(B)/obj/qemu-hw/fabricd/fabricctl.o $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
 $(B)/bin/vcluster: $(VCLUSTER_OBJ) $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
 
 # --- guest programs (run inside the VMs; same glibc as the host) ---
 GUEST_TOOL_SRC := $(wildcard images/guest-tools/*.c)
@@ -69,18 +81,18 @@ GUEST_TOOLS := $(patsubst images/guest-tools/%.c,$(B)/guest/bin/%,$(GUEST_TOOL_S
 
 $(B)/guest/bin/%: images/guest-tools/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
 # Driver test programs, beside their drivers.
 GUEST_TOOLS += $(B)/guest/bin/ps1test
 $(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
 
 GUEST_TOOLS += $(B)/guest/bin/myritest
 $(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/myri -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/myri -o $@ $<
 
 # --- ParaStation user-level library (guest-lib/parastation) -------------
 # libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
@@ -93,21 +105,21 @@ PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/paras
 
 $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(PSLIB_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(PSLIB_CFLAGS) -c $< -o $@
 
 $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
 GUEST_TOOLS += $(B)/guest/bin/pstest
 $(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 
 GUEST_TOOLS += $(B)/guest/bin/psstress
 $(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 # --- end ParaStation library ---------------------------------------------
 
 # --- guest kernel modules: out of tree against the guest kernel's headers ---
@@ -118,15 +130,15 @@ GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
 
 $(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 modules
+	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
-	cp guest-driver/ps1/ps1.ko $@
+	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
 
 $(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 modules
+	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
-	cp guest-driver/myri/myri.ko $@
+	$(call quiet,INSTALL,$@)cp guest-driver/myri/myri.ko $@
 
 # --- the Myrinet card's firmware (MCP): guest-driver/myri/mcp/ ---
 # mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the
@@ -143,22 +155,22 @@ MYRI_FW_DIR := $(B)/guest/firmware/myri
 
 $(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c guest-driver/myri/myri_mcp_if.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $< -lz
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $< -lz
 
 $(B)/obj/mcp/mcp.elf: $(MCP_SRC) $(MCP_HDR) $(MCP_DIR)/mcp.ld
 	@mkdir -p $(dir $@)
-	riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $(MCP_SRC) -lgcc
+	$(call quiet,RVCC,$@)riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $(MCP_SRC) -lgcc
 
 $(B)/obj/mcp/mcp-%.elf: $(MCP_DIR)/mcp-%.S $(MCP_DIR)/mcp.ld
 	@mkdir -p $(dir $@)
-	riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $<
+	$(call quiet,RVCC,$@)riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $<
 
 $(B)/obj/mcp/%.raw: $(B)/obj/mcp/%.elf
-	riscv64-unknown-elf-objcopy -O binary $< $@
+	$(call quiet,OBJCOPY,$@)riscv64-unknown-elf-objcopy -O binary $< $@
 
 $(MYRI_FW_DIR)/%.bin: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw $(B)/obj/mcp/mkimage
 	@mkdir -p $(dir $@)
-	$(B)/obj/mcp/mkimage -n $* $< $(B)/obj/mcp/$*.raw $@
+	$(call quiet,MCPIMG,$@)$(B)/obj/mcp/mkimage -n $* $< $(B)/obj/mcp/$*.raw $@
 .PRECIOUS: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw
 
 ifneq ($(MCP_GCC),)
@@ -176,7 +188,7 @@ myri-fw-skip:
 $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tests/qtest/qtest-client.h \
 		$(MCP_DIR)/rdp.c $(MCP_HDR) $(MYRI_FW)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
 		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
 
 # --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
@@ -190,7 +202,7 @@ IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/
 image: $(IMAGE)
 
 $(IMAGE): $(IMAGE_INPUTS) | $(MYRI_FW_SKIP)
-	VC_KVER=$(KVER) ./images/mkimage.sh $(B)/image $(B)/guest
+	$(call quiet,IMAGE,$@)VC_KVER=$(KVER) ./images/mkimage.sh $(B)/image $(B)/guest
 
 # --- tests ---
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
@@ -198,12 +210,12 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
 
 # vcluster's QEMU arguments and route files: linked with its objects, no main.
 $(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
 
 # The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
 # also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.
@@ -215,10 +227,10 @@ RV32_FW_SRC := tests/unit/rv32/start.S tests/unit/rv32/fw.c
 
 $(B)/tests/rv32/fw.elf: $(RV32_FW_SRC) tests/unit/rv32/fw.h
 	@mkdir -p $(dir $@)
-	riscv64-unknown-elf-gcc $(RV32_FW_CFLAGS) -Wl,-Ttext=0 -o $@ $(RV32_FW_SRC) -lgcc
+	$(call quiet,RVCC,$@)riscv64-unknown-elf-gcc $(RV32_FW_CFLAGS) -Wl,-Ttext=0 -o $@ $(RV32_FW_SRC) -lgcc
 
 $(B)/tests/rv32/fw.bin: $(B)/tests/rv32/fw.elf
-	riscv64-unknown-elf-objcopy -O binary $< $@
+	$(call quiet,OBJCOPY,$@)riscv64-unknown-elf-objcopy -O binary $< $@
 
 ifneq ($(RV32_GCC),)
 RV32_FW := $(B)/tests/rv32/fw.bin
@@ -228,13 +240,13 @@ endif
 $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/rv32core.h \
 		$(B)/obj/qemu-hw/rv32core.o $(RV32_FW)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
 
 # The Myrinet firmware's RDP core (freestanding), tested on the host.
 $(B)/tests/unit/test-rdp: tests/unit/test-rdp.c guest-driver/myri/mcp/rdp.c \
 		guest-driver/myri/mcp/rdp.h $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Iguest-driver/myri/mcp -o $@ $< guest-driver/myri/mcp/rdp.c \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-driver/myri/mcp -o $@ $< guest-driver/myri/mcp/rdp.c \
 		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
@@ -243,7 +255,7 @@ QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
 
 $(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
 
 check-unit: $(UNIT_BINS)
 	@./tests/run.sh unit
@@ -251,8 +263,17 @@ check-unit: $(UNIT_BINS)
 check-qtest: qemu $(QTEST_BINS)
 	@./tests/run.sh qtest
 
+check-host:
+	@./tests/run.sh host
+
+# make check: every case must run (--strict: a skip is a failure here).
 check: all $(UNIT_BINS) $(QTEST_BINS)
-	@./tests/run.sh all
+	@./tests/run.sh --strict all
+
+# The README's two commands in a clone of HEAD with every cache empty
+# (source cache, ccache, build/, run directory): see docs/build.md.
+check-fresh:
+	@./scripts/check-fresh.sh demo check
 
 # A new make after deps: KVER and the pkg-config flags are read when make
 # starts, and on a fresh machine the packages arrive only with deps.

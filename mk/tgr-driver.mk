@@ -4,9 +4,9 @@
 GUEST_MODULES += $(B)/guest/modules/tgr.ko
 $(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/Kbuild
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(abspath guest-driver/tgr) W=1 modules
+	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/tgr) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
-	cp guest-driver/tgr/tgr.ko $@
+	$(call quiet,INSTALL,$@)cp guest-driver/tgr/tgr.ko $@
 
 GUEST_TOOLS += $(B)/guest/bin/tgrtest
 TGRTEST_SRC := guest-driver/tgr/tests/tgrtest.c guest-driver/tgr/tests/tgrtest_cmds.c \
@@ -14,4 +14,4 @@ TGRTEST_SRC := guest-driver/tgr/tests/tgrtest.c guest-driver/tgr/tests/tgrtest_c
 $(B)/guest/bin/tgrtest: $(TGRTEST_SRC) guest-driver/tgr/tests/tgrtest.h guest-driver/common/kernel_log.h \
 		guest-driver/tgr/tgr_ioctl.h guest-driver/tgr/tgr_regs.h guest-lib/tgr/tgr.h $(B)/guest/lib/libtgr.a
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-lib/tgr -Iguest-driver/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-lib/tgr -Iguest-driver/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread

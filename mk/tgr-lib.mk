@@ -11,33 +11,33 @@ TGR_TOOL_HDR := guest-lib/tgr/tools/tgrtool.h
 
 $(B)/guest/obj/guest-lib/tgr/%.o: guest-lib/tgr/%.c $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(TGRLIB_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(TGRLIB_CFLAGS) -c $< -o $@
 
 $(B)/guest/lib/libtgr.a: $(TGRLIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o: guest-lib/tgr/tools/tgrtool.c $(TGR_TOOL_HDR) $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(TGRLIB_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(TGRLIB_CFLAGS) -c $< -o $@
 
 GUEST_TOOLS += $(B)/guest/bin/tgrbench
 $(B)/guest/bin/tgrbench: guest-lib/tgr/tools/tgrbench.c $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o \
 		$(B)/guest/lib/libtgr.a $(TGR_TOOL_HDR) $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(TGRLIB_CFLAGS) -o $@ $< $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) $(TGRLIB_CFLAGS) -o $@ $< $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o $(B)/guest/lib/libtgr.a -lpthread
 
 GUEST_TOOLS += $(B)/guest/bin/tgrcheck
 $(B)/guest/bin/tgrcheck: guest-lib/tgr/tools/tgrcheck.c $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o \
 		$(B)/guest/lib/libtgr.a $(TGR_TOOL_HDR) $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(TGRLIB_CFLAGS) -o $@ $< $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) $(TGRLIB_CFLAGS) -o $@ $< $(B)/guest/obj/guest-lib/tgr/tools/tgrtool.o $(B)/guest/lib/libtgr.a -lpthread
 
 # The REQ queue on the host: the device's FSM (qemu-hw/telegraphos-req.c),
 # tgr_qlogic.h, and libtgr's queue code against a simulated driver.
 $(B)/tests/unit/test-tgr-queue: tests/unit/test-tgr-queue.c qemu-hw/telegraphos-req.c qemu-hw/telegraphos-req.h \
 		guest-lib/tgr/tgr_queue.c $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Iguest-driver/tgr -Iguest-lib/tgr -o $@ $< qemu-hw/telegraphos-req.c \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-driver/tgr -Iguest-lib/tgr -o $@ $< qemu-hw/telegraphos-req.c \
 		guest-lib/tgr/tgr_queue.c $(GLIB_LIBS) -lpthread
 # --- end Telegraphos library ------------------------------------------------

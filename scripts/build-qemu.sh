@@ -50,17 +50,21 @@ if [ ! -f "$bld/build.ninja" ]; then
 	}
 fi
 
-# ninja's own lines go to the log; one progress line every few seconds here.
+# ninja's own lines go to the log; one progress line every few seconds here
+# (V=1: every command, as ninja -v prints them).
 echo "build-qemu: compiling (log: $bld/ninja.log)"
+verbose=
+[ "${V:-0}" = 1 ] && verbose=-v
 rc_file=$bld/.ninja-rc
 rm -f "$rc_file"
 {
-	NINJA_STATUS='[%f/%t] ' ninja -C "$bld" qemu-system-x86_64 2>&1
+	NINJA_STATUS='[%f/%t] ' ninja $verbose -C "$bld" qemu-system-x86_64 2>&1
 	echo $? > "$rc_file"
 } | {
 	last=$(date +%s)
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
+		[ -n "$verbose" ] && printf '%s\n' "$line" >&2
 		case $line in
 		\[*/*\]*)
 			now=$(date +%s)

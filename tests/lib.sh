@@ -1,11 +1,17 @@
-# Shared helpers for shell tests.  Each check prints "PASS: name" or
-# "FAIL: name"; tests/run.sh counts them.
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared helpers for shell tests.  Each check prints "PASS: name", "FAIL: name"
+# or "SKIP: name"; tests/run.sh counts them against the script's plan, so a
+# script that stops early is a failure, not fewer passes.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 VCLUSTER="$TOP/build/bin/vcluster"
 FABRICCTL="$TOP/build/bin/fabricctl"
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1${2:+ -- $2}"; }
+# skip NAME WHY: a check that could not run (a failure under make check).
+skip() { echo "SKIP: $1 -- $2"; }
+# plan N: the number of checks this script prints, for tests/run.sh.
+plan() { echo "PLAN: $1"; }
 
 # check NAME CMD...: pass when CMD succeeds.
 # (sh has no locals: the _lib_ names keep callers' variables intact.)
@@ -45,14 +51,15 @@ cluster_test() {
 }
 
 # boot_cluster WHAT UP-ARGS...: boot cluster $name under TCG; one check
-# "MODE: WHAT boots".  A script whose cluster does not boot ends there.
+# "MODE: WHAT boots".  A script whose cluster does not boot ends there, with
+# status 1: its other checks are lost, and the runner counts them as failed.
 boot_cluster() {
 	_lib_what=$1; shift
 	vc down --name "$name" >/dev/null 2>&1
 	# shellcheck disable=SC2086 # $flags is empty or one word
 	if ! vc up --name "$name" --accel tcg $flags "$@" > "$tmp/up.log" 2>&1; then
 		fail "$mode: $_lib_what boots" "$(tail -n 20 "$tmp/up.log" | tr '\n' ' ')"
-		exit 0
+		exit 1
 	fi
 	pass "$mode: $_lib_what boots"
 	export VCLUSTER_NAME=$name

@@ -54,7 +54,7 @@ else
 fi
 left=$(pgrep -f "vc-$name-node" | wc -l)
 fab=$(pgrep -f "fabricd.*/$name/" | wc -l)
-[ "$left" = 0 ] && [ "$fab" = 0 ] && [ ! -e "/run/vcluster/$name" ] &&
+[ "$left" = 0 ] && [ "$fab" = 0 ] && [ ! -e "${VCLUSTER_RUNDIR:-/run/vcluster}/$name" ] &&
 	pass "$mode: failed boot leaves no QEMU, fabricd or run directory" ||
 	fail "$mode: failed boot leaves no QEMU, fabricd or run directory" "qemu=$left fabricd=$fab"
 if [ "$mode" = libvirt ]; then
