@@ -11,9 +11,11 @@
  *   full), and resumes only when the handler or a RELINK copied the
  *   items. A consumer thread runs the user-level dequeue with its lock,
  *   dnp/busy handshake and RELINK, with random delays inside and outside
- *   its dnp window. Every item must come out exactly once, in per-sender
- *   order, and the overflow, deferred and no-free-copy paths must all
- *   have run.
+ *   its dnp window; now and then it waits, inside the window, for the
+ *   NIC's next overflow (deferred), and outside it for an overflow
+ *   without a free copy, so that every path runs whatever the host's
+ *   speed. Every item must come out exactly once, in per-sender order,
+ *   and the overflow, deferred and no-free-copy paths must all have run.
  * - Direct cases: tail wraps to 3; an overflow leaves size - 3 items,
  *   which the copy moves in order; the deferred and no-free-copy paths
  *   step by step; refused queues (unaligned, wrong size word, bad
@@ -642,18 +644,20 @@ struct Stress {
     Region r;
     uint32_t per_sender;
     pthread_mutex_t kmutex;     /* the driver's per-queue mutex */
-    bool pending;               /* an overflow waits for RELINK */
+    bool pending;               /* an overflow waits for RELINK (atomic) */
     int stopped;                /* the NIC holds requests */
     int done;                   /* NIC: all items enqueued */
     int failed;                 /* a thread found an error */
     char why[256];
-    unsigned overflows, deferred, nofree, relinks, relink_nospc, empties;
+    unsigned overflows, deferred, nofree;       /* NIC's; read atomically */
+    unsigned relinks, relink_nospc, empties;
     uint32_t seed;
     tgr_q_t *libq;              /* dequeue through libtgr's tgr_deq() */
 };
 
 static __thread uint32_t hook_rng;     /* consumer's delays */
 static __thread bool hook_on;
+static __thread Stress *hook_stress;   /* the consumer's run */
 
 static uint32_t rng_next(uint32_t *s)
 {
@@ -669,7 +673,41 @@ static void spin(uint32_t n)
     }
 }
 
-/* Inside the dnp window: now and then stay long enough for an overflow. */
+static void stress_fail(Stress *s, const char *msg)
+{
+    if (!__atomic_exchange_n(&s->failed, 1, __ATOMIC_SEQ_CST)) {
+        g_strlcpy(s->why, msg, sizeof(s->why));
+    }
+}
+
+/*
+ * The consumer waits until the NIC counted one more in *counter, or can
+ * count no more: it is done, or it waits for a RELINK.  Waiting, not a
+ * sleep: the path runs however fast either thread is.
+ */
+static void wait_nic(Stress *s, const unsigned *counter, const char *what)
+{
+    unsigned was = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+    gint64 end = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+    char msg[100];
+
+    while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) == was &&
+           !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
+        if (g_get_monotonic_time() > end) {
+            snprintf(msg, sizeof(msg), "no %s from the NIC for 20 s", what);
+            stress_fail(s, msg);
+            return;
+        }
+        sched_yield();
+    }
+}
+
+/*
+ * Inside the dnp window: short delays, and now and then stay until the
+ * NIC's next overflow, which the handler must defer.
+ */
 static void test_deq_hook(void)
 {
     uint32_t x;
@@ -679,16 +717,9 @@ static void test_deq_hook(void)
     }
     x = rng_next(&hook_rng) % 64;
     if (x == 0) {
-        usleep(200);
+        wait_nic(hook_stress, &hook_stress->deferred, "deferred overflow");
     } else if (x < 8) {
         spin(2000);
-    }
-}
-
-static void stress_fail(Stress *s, const char *msg)
-{
-    if (!__atomic_exchange_n(&s->failed, 1, __ATOMIC_SEQ_CST)) {
-        g_strlcpy(s->why, msg, sizeof(s->why));
     }
 }
 
@@ -699,10 +730,10 @@ static int stress_relink(void *opaque)
     int ret = 0;
 
     pthread_mutex_lock(&s->kmutex);
-    if (s->pending) {
+    if (__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
         ret = tgr_ql_relink(&s->r.q, &moved);
         if (ret == 0 || ret == -EIO) {
-            s->pending = false;
+            __atomic_store_n(&s->pending, false, __ATOMIC_RELEASE);
             s->relinks++;
             __atomic_store_n(&s->stopped, 0, __ATOMIC_RELEASE);
         } else if (ret == -ENOSPC) {
@@ -751,16 +782,16 @@ static void *nic_thread(void *opaque)
             continue;
         }
         /* OVERFLOW: stop accepting, interrupt the host */
-        s->overflows++;
+        __atomic_add_fetch(&s->overflows, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&s->stopped, 1, __ATOMIC_RELEASE);
         pthread_mutex_lock(&s->kmutex);
         h = tgr_ql_handle_overflow(&s->r.q);
         if (h == 0) {
             __atomic_store_n(&s->stopped, 0, __ATOMIC_RELEASE);
         } else if (h == TGR_QL_DEFERRED || h == -ENOSPC) {
-            s->pending = true;
-            s->deferred += h == TGR_QL_DEFERRED;
-            s->nofree += h == -ENOSPC;
+            __atomic_store_n(&s->pending, true, __ATOMIC_RELEASE);
+            __atomic_add_fetch(h == TGR_QL_DEFERRED ? &s->deferred :
+                               &s->nofree, 1, __ATOMIC_RELEASE);
         } else {
             stress_fail(s, "overflow handler: queue damaged");
         }
@@ -779,6 +810,7 @@ static void *consumer_thread(void *opaque)
     char msg[200];
 
     hook_rng = s->seed * 747796405u | 1;
+    hook_stress = s;
     hook_on = true;
     while (got < total && !__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE)) {
         __u32 item = 0;
@@ -818,6 +850,10 @@ static void *consumer_thread(void *opaque)
         got++;
         if ((rng_next(&hook_rng) & 15) == 0) {
             spin(rng_next(&hook_rng) % 20000);
+        }
+        /* now and then stay out until every copy is used */
+        if ((rng_next(&hook_rng) & 63) == 0) {
+            wait_nic(s, &s->nofree, "overflow without a free copy");
         }
     }
     hook_on = false;
@@ -860,9 +896,9 @@ static void stress_run(uint32_t hw_bytes, uint32_t copies,
     g_assert_cmpint(tgr_ql_deq_step(&s->r.q, &item), ==, 0);
     g_assert_cmphex(words(&s->r, 0)[2], ==, 0);
     g_assert_cmpuint(s->overflows, >=, 1000);
+    g_assert_cmpuint(s->nofree, >, 0);
     if (!lib) {     /* libtgr's copy has no delay hook in its dnp window */
         g_assert_cmpuint(s->deferred, >, 0);
-        g_assert_cmpuint(s->nofree, >, 0);
     }
     g_assert_cmpuint(s->relinks, ==, s->deferred + s->nofree);
     g_assert_cmpuint(ctrl(&s->r)->ovf_count, ==,
