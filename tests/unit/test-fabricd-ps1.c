@@ -596,7 +596,7 @@ static void test_capture(Fixture *fx, gconstpointer unused)
     g_auto(GStrv) packets = capture_packets(path);
 
     if (!packets) {
-        g_test_message("no tshark: capture contents not checked");
+        g_test_skip("tshark is not installed: capture contents not checked");
         return;
     }
     g_assert_cmpuint(g_strv_length(packets), ==, 2);

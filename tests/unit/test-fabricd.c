@@ -505,7 +505,7 @@ static void test_capture(Fixture *fx, gconstpointer unused)
     g_auto(GStrv) names = tshark_fields(path, "frame.interface_name");
 
     if (!names) {
-        g_test_message("tshark missing: capture content not checked");
+        g_test_skip("tshark is not installed: capture contents not checked");
         return;
     }
     g_assert_cmpuint(g_strv_length(names), ==, 3);
