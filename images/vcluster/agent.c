@@ -1,4 +1,7 @@
-/* qemu-guest-agent client: sync, guest-exec and guest-exec-status. */
+/*
+ * qemu-guest-agent client: sync, guest-exec, guest-exec-status and
+ * guest-file-open/read/write/close.
+ */
 #include "vcluster.h"
 
 #include <errno.h>
@@ -166,4 +169,117 @@ void agent_exec_result_clear(AgentExecResult *res)
 {
     g_clear_pointer(&res->out, g_bytes_unref);
     g_clear_pointer(&res->err, g_bytes_unref);
+}
+
+/* Call a guest-file-* command with {"handle": handle, ...}. */
+static JsonNode *file_call(JsonChan *ch, const char *cmd, JsonBuilder *b,
+                           GError **err)
+{
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) args = json_builder_get_root(b);
+
+    return jsonchan_call(ch, cmd, args,
+                         g_get_monotonic_time() + 30 * G_USEC_PER_SEC, err);
+}
+
+static JsonBuilder *file_args(gint64 handle)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "handle");
+    json_builder_add_int_value(b, handle);
+    return b;
+}
+
+/* The reply's object, or NULL with err: a reply we cannot use. */
+static JsonObject *reply_object(JsonNode *ret, const char *cmd, GError **err)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(ret)) {
+        g_set_error(err, VC_ERROR, EPROTO, "%s: unexpected reply", cmd);
+        return NULL;
+    }
+    return json_node_get_object(ret);
+}
+
+gint64 agent_file_open(JsonChan *ch, const char *path, const char *mode,
+                       GError **err)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "path");
+    json_builder_add_string_value(b, path);
+    json_builder_set_member_name(b, "mode");
+    json_builder_add_string_value(b, mode);
+    g_autoptr(JsonNode) ret = file_call(ch, "guest-file-open", b, err);
+
+    if (!ret) {
+        return -1;
+    }
+    if (!JSON_NODE_HOLDS_VALUE(ret) ||
+        json_node_get_value_type(ret) != G_TYPE_INT64 ||
+        json_node_get_int(ret) < 0) {
+        g_set_error(err, VC_ERROR, EPROTO, "guest-file-open: no handle in "
+                    "the reply");
+        return -1;
+    }
+    return json_node_get_int(ret);
+}
+
+GBytes *agent_file_read(JsonChan *ch, gint64 handle, gsize count,
+                        gboolean *eof, GError **err)
+{
+    g_autoptr(JsonBuilder) b = file_args(handle);
+    json_builder_set_member_name(b, "count");
+    json_builder_add_int_value(b, count);
+    g_autoptr(JsonNode) ret = file_call(ch, "guest-file-read", b, err);
+    JsonObject *o = ret ? reply_object(ret, "guest-file-read", err) : NULL;
+
+    if (!o) {
+        return NULL;
+    }
+    GBytes *data = decode_b64_member(o, "buf-b64");
+    gint64 said = json_object_get_int_member_with_default(o, "count", -1);
+    if (said != (gint64)g_bytes_get_size(data) ||
+        g_bytes_get_size(data) > count) {
+        g_set_error(err, VC_ERROR, EPROTO, "guest-file-read: %" G_GSIZE_FORMAT
+                    " bytes in a reply that says %" G_GINT64_FORMAT,
+                    g_bytes_get_size(data), said);
+        g_bytes_unref(data);
+        return NULL;
+    }
+    *eof = json_object_get_boolean_member_with_default(o, "eof", FALSE);
+    return data;
+}
+
+gboolean agent_file_write(JsonChan *ch, gint64 handle, const void *data,
+                          gsize len, GError **err)
+{
+    g_autofree char *b64 = g_base64_encode(data, len);
+    g_autoptr(JsonBuilder) b = file_args(handle);
+    json_builder_set_member_name(b, "buf-b64");
+    json_builder_add_string_value(b, b64);
+    json_builder_set_member_name(b, "count");
+    json_builder_add_int_value(b, len);
+    g_autoptr(JsonNode) ret = file_call(ch, "guest-file-write", b, err);
+    JsonObject *o = ret ? reply_object(ret, "guest-file-write", err) : NULL;
+
+    if (!o) {
+        return FALSE;
+    }
+    gint64 wrote = json_object_get_int_member_with_default(o, "count", -1);
+    if (wrote != (gint64)len) {
+        g_set_error(err, VC_ERROR, EIO, "guest-file-write: wrote %"
+                    G_GINT64_FORMAT " of %" G_GSIZE_FORMAT " bytes", wrote,
+                    len);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean agent_file_close(JsonChan *ch, gint64 handle, GError **err)
+{
+    g_autoptr(JsonBuilder) b = file_args(handle);
+    g_autoptr(JsonNode) ret = file_call(ch, "guest-file-close", b, err);
+
+    return ret != NULL;
 }

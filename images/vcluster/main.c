@@ -13,6 +13,8 @@ static const char usage[] =
     "     [--libvirt] [--name NAME] [--timeout S]\n"
     "                                                boot a cluster\n"
     "  exec [-d] [-i] [-t S] NODE|all -- CMD...      run a command on nodes\n"
+    "  cp NODE:PATH LOCALPATH | LOCALPATH NODE:PATH  copy a file (- for\n"
+    "                                                stdin/stdout)\n"
     "  status                                        nodes, fabric, agents\n"
     "  console NODE [--no-follow]                    follow a serial log\n"
     "  reboot [--no-wait] [-t S] NODE|all            reset nodes, await boot\n"
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
         return cmd_down(argc, argv);
     } else if (!strcmp(cmd, "exec")) {
         return cmd_exec(argc, argv);
+    } else if (!strcmp(cmd, "cp")) {
+        return cmd_cp(argc, argv);
     } else if (!strcmp(cmd, "status")) {
         return cmd_status(argc, argv);
     } else if (!strcmp(cmd, "console")) {

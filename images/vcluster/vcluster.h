@@ -49,6 +49,20 @@ gboolean agent_exec_poll(JsonChan *ch, gint64 pid, AgentExecResult *res,
 gboolean agent_exec_wait(JsonChan *ch, char **argv, gint64 deadline_us,
                          AgentExecResult *res, GError **err);
 void agent_exec_result_clear(AgentExecResult *res);
+/*
+ * guest-file-*: open gives the agent's handle (-1 on error).  The agent
+ * keeps a handle across connections until guest-file-close.  An agent's
+ * error reads "guest-file-open: <the agent's text>".
+ */
+gint64 agent_file_open(JsonChan *ch, const char *path, const char *mode,
+                       GError **err);
+/* Up to `count` bytes (fewer, or none, at the end); NULL on error. */
+GBytes *agent_file_read(JsonChan *ch, gint64 handle, gsize count,
+                        gboolean *eof, GError **err);
+/* All of `data`, or FALSE (a short write is an error). */
+gboolean agent_file_write(JsonChan *ch, gint64 handle, const void *data,
+                          gsize len, GError **err);
+gboolean agent_file_close(JsonChan *ch, gint64 handle, GError **err);
 
 /* ---- qmp.c ---- */
 JsonChan *qmp_open(const char *sock_path, gint64 deadline_us, GError **err);
@@ -200,11 +214,39 @@ gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
 int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_reboot(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_fabricctl(const char *what, int argc, char **argv);
+
+/* ---- cmd_cp.c: `vcluster cp` ---- */
+typedef struct {
+    gboolean to_guest;          /* LOCAL NODE:PATH */
+    char *node;                 /* as given: "2" or "node2" */
+    char *remote;               /* the path in the guest */
+    char *local;                /* the path on the host, or "-" */
+} CpArgs;
+
+/*
+ * Split "NODE:PATH": remote when the part before the first ':' is not
+ * empty and holds no '/', so "./a:b" and "/tmp/a:b" are local paths.
+ */
+gboolean cp_split_remote(const char *arg, char **node, char **path);
+/*
+ * Exactly one of SRC and DST must be NODE:PATH, with a non-empty PATH.
+ * A guest PATH that ends in '/' gets the local file's name.  FALSE with
+ * err is a usage error.
+ */
+gboolean cp_parse_args(const char *src, const char *dst, CpArgs *a,
+                       GError **err);
+void cp_args_clear(CpArgs *a);
+/*
+ * The host file for a copy of `remote` to `dest`: dest/basename if dest
+ * is a directory or ends in '/', else dest itself.
+ */
+char *cp_local_dest(const char *dest, const char *remote);
 
 #define VC_ERROR (vc_error_quark())
 GQuark vc_error_quark(void);

@@ -39,6 +39,52 @@ vc exec 5 -- true 2>/dev/null
 [ $? = 2 ] && pass "$mode: exec on a node that does not exist is a usage error" ||
 	fail "$mode: exec on a node that does not exist is a usage error"
 
+# cp: binary files both ways through the agent, byte for byte.
+head -c 3145728 /dev/urandom > "$tmp/cp.bin"
+mkdir "$tmp/back"
+if vc cp "$tmp/cp.bin" node1:/tmp/cp.bin && vc cp 1:/tmp/cp.bin "$tmp/back" &&
+	cmp "$tmp/cp.bin" "$tmp/back/cp.bin"; then
+	pass "$mode: cp of a 3 MiB binary file to a node and back"
+else
+	fail "$mode: cp of a 3 MiB binary file to a node and back"
+fi
+sum=$(sha256sum < "$tmp/cp.bin" | cut -d' ' -f1)
+check "$mode: cp: the guest's sha256sum is the host's" \
+	sh -c "$VCLUSTER exec 1 -- sha256sum /tmp/cp.bin | grep -q '^$sum '"
+check "$mode: cp from a node to stdout" \
+	sh -c "$VCLUSTER cp node1:/tmp/cp.bin - | cmp - '$tmp/cp.bin'"
+: > "$tmp/empty"
+if vc cp "$tmp/empty" node2:/tmp/empty && vc cp node2:/tmp/empty "$tmp/empty.back" &&
+	[ -f "$tmp/empty.back" ] && [ ! -s "$tmp/empty.back" ] &&
+	[ "$(vc exec 2 -- 'wc -c < /tmp/empty')" = 0 ]; then
+	pass "$mode: cp of a 0-byte file both ways"
+else
+	fail "$mode: cp of a 0-byte file both ways"
+fi
+# Errors: the agent's reason, exit 1, and no half-written file.
+vc cp node1:/nope "$tmp/nope" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 1 ] && [ ! -e "$tmp/nope" ] && ! ls -A "$tmp" | grep -q vcluster-cp &&
+	grep -qx 'vcluster cp: node1:/nope: No such file or directory' "$tmp/err"; then
+	pass "$mode: cp of a missing guest file fails with the agent's reason"
+else
+	fail "$mode: cp of a missing guest file fails with the agent's reason" "rc=$rc err='$(cat "$tmp/err")'"
+fi
+vc cp "$tmp/missing" node1:/tmp/missing 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -qx "vcluster cp: $tmp/missing: No such file or directory" "$tmp/err"; then
+	pass "$mode: cp of a missing local file fails"
+else
+	fail "$mode: cp of a missing local file fails" "rc=$rc err='$(cat "$tmp/err")'"
+fi
+vc cp "$tmp/cp.bin" node7:/tmp/x 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "^vcluster cp: bad node 'node7'" "$tmp/err"; then
+	pass "$mode: cp to a node that does not exist is a usage error"
+else
+	fail "$mode: cp to a node that does not exist is a usage error" "rc=$rc err='$(cat "$tmp/err")'"
+fi
+
 check "$mode: console shows the node's boot line" \
 	sh -c "$VCLUSTER console --no-follow 2 | grep -q 'vcluster: node2 up'"
 

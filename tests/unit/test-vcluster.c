@@ -1,8 +1,8 @@
 /*
  * Unit tests of vcluster's QEMU arguments, kernel command line, libvirt
- * XML, myrinet route files and `reboot`'s errors, linked with vcluster's
- * objects: nothing is started.  The run directory is a temporary one
- * (VCLUSTER_RUNDIR).
+ * XML, myrinet route files, `reboot`'s errors and `cp`'s arguments,
+ * linked with vcluster's objects: nothing is started.  The run directory
+ * is a temporary one (VCLUSTER_RUNDIR).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -315,6 +315,150 @@ static void test_telegraphos_mirror(void)
     }
 }
 
+/* NODE:PATH or a local path: a ':' before any '/'. */
+static void test_cp_split(void)
+{
+    static const struct {
+        const char *arg, *node, *path;      /* node NULL: local */
+    } cases[] = {
+        { "node1:/tmp/f", "node1", "/tmp/f" }, { "2:rel", "2", "rel" },
+        { "0:", "0", "" }, { "n:/a:b", "n", "/a:b" },
+        { "/tmp/a:b", NULL, NULL }, { "./a:b", NULL, NULL },
+        { "dir/x:y", NULL, NULL }, { ":/x", NULL, NULL },
+        { "plain", NULL, NULL }, { "-", NULL, NULL },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *node = NULL, *path = NULL;
+        gboolean remote = cp_split_remote(cases[i].arg, &node, &path);
+
+        g_assert_cmpint(remote, ==, cases[i].node != NULL);
+        g_assert_cmpstr(node, ==, cases[i].node);
+        g_assert_cmpstr(path, ==, cases[i].path);
+    }
+}
+
+static void test_cp_parse(void)
+{
+    static const struct {
+        const char *src, *dst;
+        gboolean to_guest;
+        const char *node, *remote, *local;  /* node NULL: refused */
+        const char *error;
+    } cases[] = {
+        { "node1:/etc/hosts", "/tmp/h", FALSE, "node1", "/etc/hosts",
+          "/tmp/h", NULL },
+        { "f.bin", "2:/tmp/f.bin", TRUE, "2", "/tmp/f.bin", "f.bin", NULL },
+        { "/x/f.bin", "node0:/tmp/", TRUE, "node0", "/tmp/f.bin",
+          "/x/f.bin", NULL },
+        { "-", "node0:/tmp/in", TRUE, "node0", "/tmp/in", "-", NULL },
+        { "node0:/tmp/out", "-", FALSE, "node0", "/tmp/out", "-", NULL },
+        { "a", "b", FALSE, NULL, NULL, NULL,
+          "no node: give one NODE:PATH and one local path (both are "
+          "local: 'a', 'b')" },
+        { "node0:/a", "node1:/b", FALSE, NULL, NULL, NULL,
+          "cannot copy between two nodes: give one NODE:PATH and one "
+          "local path (both are NODE:PATH: 'node0:/a', 'node1:/b')" },
+        { "node1:", "x", FALSE, NULL, NULL, NULL,
+          "'node1:': no PATH after the node" },
+        { "node1:/x", "", FALSE, NULL, NULL, NULL, "empty local path" },
+        { "-", "node1:/tmp/", FALSE, NULL, NULL, NULL,
+          "'node1:/tmp/': give the guest file a name when copying stdin" },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        CpArgs a;
+        gboolean ok = cp_parse_args(cases[i].src, cases[i].dst, &a, &err);
+
+        if (!cases[i].node) {
+            g_assert_false(ok);
+            g_assert_cmpstr(err->message, ==, cases[i].error);
+            g_assert_null(a.node);
+            continue;
+        }
+        g_assert_no_error(err);
+        g_assert_true(ok);
+        g_assert_cmpint(a.to_guest, ==, cases[i].to_guest);
+        g_assert_cmpstr(a.node, ==, cases[i].node);
+        g_assert_cmpstr(a.remote, ==, cases[i].remote);
+        g_assert_cmpstr(a.local, ==, cases[i].local);
+        cp_args_clear(&a);
+    }
+}
+
+/* A local directory (or a path ending in '/') gets the guest file's name. */
+static void test_cp_local_dest(void)
+{
+    g_autofree char *dir = g_build_filename(run_base, "cpdir", NULL);
+    g_autofree char *in_dir = g_build_filename(dir, "hosts", NULL);
+    g_autofree char *file = g_build_filename(run_base, "cpfile", NULL);
+    g_autofree char *got = NULL;
+
+    g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+    got = cp_local_dest(dir, "/etc/hosts");
+    g_assert_cmpstr(got, ==, in_dir);
+    g_free(got);
+    got = cp_local_dest(file, "/etc/hosts");
+    g_assert_cmpstr(got, ==, file);
+    g_free(got);
+    got = cp_local_dest("new/", "/etc/hosts");
+    g_assert_cmpstr(got, ==, "new/hosts");
+    g_free(got);
+    got = cp_local_dest(dir, "/");
+    g_assert_cmpstr(got, ==, dir);
+    rm_rf(dir);
+}
+
+/* A trapped child: `vcluster cp $CP_ARGS`, its exit code on stderr. */
+static void G_GNUC_NORETURN cp_child(void)
+{
+    g_auto(GStrv) words = g_strsplit(g_getenv("CP_ARGS"), " ", -1);
+    int argc = g_strv_length(words) + 1;
+    char **argv = g_new0(char *, argc + 1);
+
+    argv[0] = "vcluster cp";
+    memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
+    int rc = cmd_cp(argc, argv);
+    g_printerr("exit %d\n", rc);
+    exit(rc);
+}
+
+static void cp_fails(const char *args, int rc, const char *message)
+{
+    g_autofree char *expected = g_strdup_printf("%s\nexit %d\n", message, rc);
+
+    g_setenv("CP_ARGS", args, TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr(expected);
+}
+
+/* Usage errors exit 2 before any agent is asked; the rest exit 1. */
+static void test_cp_errors(void)
+{
+    if (g_test_subprocess()) {
+        cp_child();
+    }
+    Cluster *c = cluster_with("eth", 2);
+
+    g_assert_true(cluster_save(c, NULL));
+    cp_fails("--name t1 node1:/x", 2, "vcluster cp: usage: *");
+    cp_fails("--name t1 a b", 2, "vcluster cp: no node: *");
+    cp_fails("--name t1 node7:/x y", 2,
+             "vcluster cp: bad node 'node7': cluster 't1' has nodes 0..1");
+    cp_fails("--name t1 all:/x y", 2,
+             "vcluster cp: 'all': give one node (a number or nodeN)");
+    cp_fails("--name nosuch 1:/x y", 1, "*no cluster named 'nosuch'*");
+    cp_fails("--name t1 /nonexistent/f 1:/x", 1,
+             "vcluster cp: /nonexistent/f: No such file or directory");
+    /* no QEMU ever ran: no agent */
+    cp_fails("--name t1 1:/x y", 1,
+             "vcluster cp: node1: guest agent: cannot connect to *");
+    rm_rf(c->dir);
+    cluster_free(c);
+}
+
 static void G_GNUC_NORETURN up_child(void)
 {
     g_auto(GStrv) words = g_strsplit(g_getenv("UP_ARGS"), " ", -1);
@@ -379,6 +523,10 @@ int main(int argc, char **argv)
     g_test_add_func("/vcluster/telegraphos/mirror", test_telegraphos_mirror);
     g_test_add_func("/vcluster/telegraphos/up-errors",
                     test_up_telegraphos_errors);
+    g_test_add_func("/vcluster/cp/split", test_cp_split);
+    g_test_add_func("/vcluster/cp/parse", test_cp_parse);
+    g_test_add_func("/vcluster/cp/local-dest", test_cp_local_dest);
+    g_test_add_func("/vcluster/cp/errors", test_cp_errors);
     rc = g_test_run();
     rm_rf(run_base);
     g_free(run_base);
