@@ -6,6 +6,8 @@
  *            (--stream [-s BYTES_TOTAL] [-b BLOCK] [--verify]
  *            | --pingpong [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP] [-b BLOCK])
  *   tcpbench barrier --nodes N --rank R [--count C] [-p PORT] [-r SECS] [-T SECS]
+ *   tcpbench pairwise PEER [-p PORT] [-s MSG_BYTES] [-n ROUNDS] [-w WARMUP]
+ *            [-b BLOCK] [-r SECS] [-T SECS]
  *
  * Output (client, one line on stdout):
  *   stream bytes=<n> seconds=<t> MBps=<x>
@@ -24,6 +26,19 @@
  *       rank r sends one byte to rank r+2^k and waits for one from rank
  *       r-2^k (mod n), ceil(log2 n) rounds; every rank listens on PORT and
  *       connects to its round partners (retrying for -r SECS, default 60).
+ *   pairwise size=<s> rounds=<n> exchange_us=<t> latency_us=<t/2> min_us=<min>
+ *            max_us=<max> MBps=<2s/t>
+ *       the ParaStation paper's pairwise exchange (section 5.1), run on both
+ *       nodes at once, each naming the other: every round both send s
+ *       bytes, then both receive the peer's s bytes (checked).  t is the
+ *       mean time per exchange over the n timed rounds (the paper's "time
+ *       per iteration"); latency_us, min_us and max_us are halves of
+ *       exchange times (the paper's latency, comparable to a ping-pong's
+ *       half round trip); MBps counts both directions (2 s / t / 1e6).
+ *       Each node listens on PORT (default 5002) and connects to the
+ *       peer's (retrying for -r SECS, default 60); a hello each way must
+ *       carry the same size, rounds and block, and starts both together.
+ *       -b BLOCK: writes of at most BLOCK bytes, as for --pingpong.
  *
  * Sizes accept k/m/g suffixes (powers of 1024). Exit status: 0 success,
  * 1 runtime error (connect failure, short read, timeout, data mismatch),
@@ -63,10 +78,13 @@
 #include <unistd.h>
 
 #define DEFAULT_PORT "5001"
+#define PAIR_PORT "5002"    /* pairwise: beside a server on DEFAULT_PORT */
 #define MAGIC 0x54435042u /* "TCPB" */
 #define PROTO_VERSION 1u
 #define HELLO_LEN 32
 #define REPLY_LEN 8
+#define PAIR_MAGIC 0x54504157u /* "TPAW" */
+#define PAIR_HELLO_LEN 32
 
 enum { MODE_STREAM = 1, MODE_PINGPONG = 2 };
 enum { FLAG_VERIFY = 1 };
@@ -128,8 +146,16 @@ static void usage(FILE *f)
         "                        barrier nodes=N rank=R count=C mean_us=X\n"
         "    --count C         timed barriers (default 1000; 5 untimed first)\n"
         "    -r, --retry SECS  connect retries and accept wait (default 60)\n"
+        "       %s pairwise PEER [-p PORT] [-s BYTES] [-n ROUNDS] [-w WARMUP] [-b BLOCK]\n"
+        "                       [-r SECS] [-T SECS]\n"
+        "  the pairwise exchange: run it on both nodes at once, each naming the other;\n"
+        "  every round both send BYTES, then both receive the peer's. Prints\n"
+        "                        pairwise size=S rounds=N exchange_us=T latency_us=T/2\n"
+        "                        min_us=M max_us=X MBps=2S/T (both directions)\n"
+        "    -p PORT           listen on PORT and connect to it on PEER (default " PAIR_PORT ")\n"
+        "    -s, -n, -w, -b    as for --pingpong; -r SECS as for barrier\n"
         "Sizes take k, m, g suffixes (x1024). HOST is a name (/etc/hosts) or address.\n",
-        prog, prog, DEF_TIMEOUT, DEF_ROUNDS, DEF_WARMUP, DEF_TIMEOUT, prog);
+        prog, prog, DEF_TIMEOUT, DEF_ROUNDS, DEF_WARMUP, DEF_TIMEOUT, prog, prog);
 }
 
 static int bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1013,6 +1039,248 @@ done:
     return ret;
 }
 
+/* ----------------------------------------------------------- pairwise */
+
+/*
+ * One round of the pairwise exchange: all of out to ofd (writes of at
+ * most block bytes; 0: as much as the socket takes), then the peer's
+ * message from ifd.  Writes do not block: while the socket has no room,
+ * what the peer sent is read.  Both sides send at once, and two blocking
+ * writers of a message larger than the socket buffers would wait for
+ * each other for ever.
+ */
+static bool pair_round(int ofd, int ifd, const unsigned char *out, unsigned char *in,
+                       size_t size, size_t block, int timeout, const char *who)
+{
+    size_t sent = 0, got = 0;
+
+    while (sent < size || got < size) {
+        bool moved = false;
+        ssize_t k;
+
+        if (sent < size) {
+            size_t n = size - sent;
+            if (block && n > block)
+                n = block;
+            k = send(ofd, out + sent, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (k > 0) {
+                sent += (size_t)k;
+                if (sent < size)
+                    continue;   /* all of it first, as far as it goes */
+                moved = true;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                msg("%s: pairwise: sending: %s after %zu of %zu bytes", who,
+                    strerror(errno), sent, size);
+                return false;
+            }
+        }
+        if (got < size) {
+            k = recv(ifd, in + got, size - got, MSG_DONTWAIT);
+            if (k > 0) {
+                got += (size_t)k;
+                moved = true;
+            } else if (k == 0) {
+                msg("%s: pairwise: the peer closed the connection after %zu of %zu bytes",
+                    who, got, size);
+                return false;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                msg("%s: pairwise: receiving: %s after %zu of %zu bytes", who,
+                    strerror(errno), got, size);
+                return false;
+            }
+        }
+        if (moved)
+            continue;
+        struct pollfd p[2] = {
+            { .fd = sent < size ? ofd : -1, .events = POLLOUT },
+            { .fd = got < size ? ifd : -1, .events = POLLIN },
+        };
+        int pr = poll(p, 2, timeout > 0 ? timeout * 1000 : -1);
+        if (pr < 0 && errno != EINTR) {
+            msg("%s: pairwise: poll: %s", who, strerror(errno));
+            return false;
+        }
+        if (pr == 0) {
+            msg("%s: pairwise: nothing moved for %d s (sent %zu, received %zu of %zu bytes; see -T)",
+                who, timeout, sent, got, size);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * tcpbench pairwise PEER: the same command on both nodes, each naming
+ * the other.  Each listens on PORT and connects to the peer's; it sends
+ * on the connection it made and receives on the one it accepted.  A
+ * hello each way (parameters must match) starts both together.
+ */
+static int run_pairwise(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "port", required_argument, NULL, 'p' },
+        { "size", required_argument, NULL, 's' },
+        { "block", required_argument, NULL, 'b' },
+        { "rounds", required_argument, NULL, 'n' },
+        { "warmup", required_argument, NULL, 'w' },
+        { "retry", required_argument, NULL, 'r' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *port = PAIR_PORT, *peer;
+    unsigned long long size = DEF_PP_SIZE, block = 0, rounds = DEF_ROUNDS, warmup = DEF_WARMUP;
+    int c, retry = 60, timeout = DEF_TIMEOUT, lfd = -1, ofd = -1, ifd = -1, ret = 1;
+    unsigned char hello[PAIR_HELLO_LEN], phello[PAIR_HELLO_LEN], *out = NULL, *in = NULL;
+    double sum = 0, min = 1e30, max = 0, deadline;
+    uint64_t total;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:s:b:n:w:r:T:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!parse_port(optarg, &port))
+                return bad_args("bad port '%s'", optarg);
+            break;
+        case 's':
+            if (!parse_size(optarg, &size) || size == 0 || size > MAX_PP_SIZE)
+                return bad_args("bad size '%s' (1..%u)", optarg, MAX_PP_SIZE);
+            break;
+        case 'b':
+            if (!parse_size(optarg, &block) || block == 0 || block > MAX_BLOCK)
+                return bad_args("bad block size '%s' (1..%u)", optarg, MAX_BLOCK);
+            break;
+        case 'n':
+            if (!parse_size(optarg, &rounds) || rounds == 0)
+                return bad_args("bad round count '%s'", optarg);
+            break;
+        case 'w':
+            if (!parse_size(optarg, &warmup))
+                return bad_args("bad warm-up count '%s'", optarg);
+            break;
+        case 'r':
+            if (!parse_secs(optarg, &retry))
+                return bad_args("bad retry time '%s'", optarg);
+            break;
+        case 'T':
+            if (!parse_secs(optarg, &timeout))
+                return bad_args("bad timeout '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: return bad_args("bad pairwise option");
+        }
+    }
+    if (optind >= argc)
+        return bad_args("pairwise: missing PEER");
+    peer = argv[optind++];
+    if (optind < argc)
+        return bad_args("unexpected argument '%s'", argv[optind]);
+    if (rounds > ULLONG_MAX - warmup)
+        return bad_args("too many rounds");
+    total = rounds + warmup;
+
+    lfd = listen_on(port);
+    if (lfd < 0)
+        return 1;
+    ofd = connect_to(peer, port, retry);
+    if (ofd < 0)
+        goto done;
+    set_timeout(ofd, timeout);
+    set_nodelay(ofd);
+    put32(hello, PAIR_MAGIC);
+    put32(hello + 4, PROTO_VERSION);
+    put32(hello + 8, (uint32_t)block);
+    put32(hello + 12, 0);
+    put64(hello + 16, size);
+    put64(hello + 24, total);
+    if (!send_exact(ofd, hello, sizeof(hello), peer, "pairwise hello"))
+        goto done;
+    /* the peer's connection: the first that says hello as a pairwise peer */
+    deadline = now() + (retry > 0 ? retry : 60);
+    while (ifd < 0) {
+        struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+        int left = (int)((deadline - now()) * 1000), pr;
+
+        if (left <= 0) {
+            msg("pairwise: %s did not connect within %d s (is it running pairwise to this node?)",
+                peer, retry > 0 ? retry : 60);
+            goto done;
+        }
+        pr = poll(&pfd, 1, left);
+        if (pr <= 0)
+            continue;
+        ifd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (ifd < 0)
+            continue;
+        set_timeout(ifd, timeout);
+        if (!recv_exact(ifd, phello, sizeof(phello), peer, "pairwise hello") ||
+            get32(phello) != PAIR_MAGIC || get32(phello + 4) != PROTO_VERSION) {
+            msg("pairwise: a connection that is not a pairwise peer, dropped");
+            close(ifd);
+            ifd = -1;
+        }
+    }
+    close(lfd);
+    lfd = -1;
+    if (get64(phello + 16) != size || get64(phello + 24) != total ||
+        get32(phello + 8) != (uint32_t)block) {
+        msg("pairwise: %s runs %" PRIu64 " rounds in all of %" PRIu64 " bytes (block %" PRIu32
+            "), this node %" PRIu64 " of %llu (block %llu)", peer, get64(phello + 24),
+            get64(phello + 16), get32(phello + 8), total, size, block);
+        goto done;
+    }
+
+    out = malloc((size_t)size);
+    in = malloc((size_t)size);
+    if (!out || !in) {
+        msg("out of memory");
+        goto done;
+    }
+    /* both send the same pattern; each round stamps its number, so that
+     * a message of another round cannot pass the check */
+    fill_pattern(out, (size_t)size, 0);
+    for (uint64_t r = 0; r < total; r++) {
+        double t0, dt;
+
+        for (size_t i = 0; i < 8 && i < size; i++)
+            out[i] = (unsigned char)(r >> (i * 8));
+        t0 = now();
+        if (!pair_round(ofd, ifd, out, in, (size_t)size, (size_t)block, timeout, peer)) {
+            msg("%s: pairwise failed in round %" PRIu64 " of %" PRIu64, peer, r + 1, total);
+            goto done;
+        }
+        dt = now() - t0;
+        if (memcmp(in, out, (size_t)size) != 0) {
+            msg("%s: pairwise data mismatch in round %" PRIu64, peer, r + 1);
+            goto done;
+        }
+        if (r < warmup)
+            continue;
+        sum += dt;
+        if (dt < min)
+            min = dt;
+        if (dt > max)
+            max = dt;
+    }
+    printf("pairwise size=%llu rounds=%llu exchange_us=%.2f latency_us=%.2f min_us=%.2f max_us=%.2f MBps=%.3f",
+           size, rounds, sum / (double)rounds * 1e6, sum / (double)rounds / 2 * 1e6,
+           min / 2 * 1e6, max / 2 * 1e6, 2.0 * (double)size * (double)rounds / sum / 1e6);
+    if (block)
+        printf(" block=%llu", block);
+    printf("\n");
+    ret = 0;
+done:
+    free(out);
+    free(in);
+    if (lfd >= 0)
+        close(lfd);
+    if (ofd >= 0)
+        close(ofd);
+    if (ifd >= 0)
+        close(ifd);
+    return ret;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1029,5 +1297,7 @@ int main(int argc, char **argv)
         return run_client(argc - 1, argv + 1);
     if (!strcmp(argv[1], "barrier"))
         return run_barrier(argc - 1, argv + 1);
-    return bad_args("unknown command '%s' (want server, client or barrier)", argv[1]);
+    if (!strcmp(argv[1], "pairwise"))
+        return run_pairwise(argc - 1, argv + 1);
+    return bad_args("unknown command '%s' (want server, client, barrier or pairwise)", argv[1]);
 }

@@ -18,6 +18,9 @@
  *   pstest port-bad                         bad input: expected errnos
  *   pstest barrier-loop LINE COUNT          COUNT hardware barriers on all
  *                                           nodes; mean us per barrier
+ *   pstest hal-pairwise PEER ROUNDS SIZE    pairwise exchange: the same
+ *   pstest raw-pairwise PEER ROUNDS SIZE    command on both nodes at once
+ *   pstest port-pairwise PEER PORT ROUNDS SIZE
  *
  * SPEC is a message size in bytes, or rN: N random sizes up to 64 KiB.
  *
@@ -30,6 +33,10 @@
  * Only the send and the receive are timed: filling the message and
  * checking the echo are not.  A burst is filled once; each round stamps
  * the round number into the first 4 bytes of each of its units.
+ * Pairwise exchanges (the paper's benchmark, section 5.1): after a
+ * handshake, each round both nodes send SIZE bytes, then both receive the
+ * peer's SIZE bytes; the result is the time per exchange, half of it and
+ * 2 SIZE / time (both directions).  See "pairwise exchange" below.
  * A stream starts with a 4-byte message count; message seq of node src
  * carries seq in its first 4 bytes, a pattern, and a checksum of the
  * middle in its last 4, so content and order are both checked.
@@ -38,6 +45,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -938,6 +946,515 @@ static int cmd_port_bad(void)
 	return fails;
 }
 
+/* ---- pairwise exchange ---- */
+
+/*
+ * The paper's benchmark (section 5.1, Algorithm 1): both nodes run the
+ * same command against each other.  After a handshake, each round both
+ * send SIZE bytes, then both receive the peer's SIZE bytes: unlike the
+ * ping-pong, neither waits for the other's message before it sends.
+ * Each side times its rounds (send and receive; filling and checking are
+ * not timed, as in the ping-pongs) and prints the time per exchange
+ * (Table 1's "time per iteration"), half of it (Table 3's latency, which
+ * is half of Table 1's time: compare it with a ping-pong's half round
+ * trip) and 2 SIZE / time per exchange in MB/s (Table 1's throughput,
+ * both directions together; = SIZE / half).
+ */
+#define XCHG_HELLO	0x4f4c4548u	/* "HELO": here I am, my nonce */
+#define XCHG_ACK	0x4b434148u	/* "HACK": your nonce, my parameters */
+#define XCHG_START_S	60	/* for the peer to start */
+#define XCHG_WAIT_MS	10000	/* for one packet, message or room */
+
+struct xchg_msg {
+	uint32_t magic, nonce, rounds, size;
+};
+
+/* A layer's way to move handshake messages to and from the peer. */
+struct xchg_io {
+	int (*send)(void *c, const struct xchg_msg *m);
+	/* 1 a handshake message from the peer, 0 something else (dropped),
+	 * -1 error */
+	int (*recv)(void *c, struct xchg_msg *m, int timeout_ms);
+	void *c;
+};
+
+static const char *xchg_cmd = "pairwise";
+static volatile sig_atomic_t xchg_round = -1;
+
+static size_t put_s(char *b, size_t n, const char *s)
+{
+	while (*s && n < 159)
+		b[n++] = *s++;
+	return n;
+}
+
+/*
+ * No progress for too long: the peer died or stopped, and rawdata and
+ * ports sends wait for room without a limit.  Say so and end, from the
+ * signal handler (write and _exit only).
+ */
+static void xchg_alarm(int sig)
+{
+	char b[160], d[12];
+	long r = xchg_round;
+	size_t n = 0;
+	int i = 0;
+
+	(void)sig;
+	n = put_s(b, n, "FAIL ");
+	n = put_s(b, n, xchg_cmd);
+	if (r < 0) {
+		n = put_s(b, n, ": no progress in the handshake");
+	} else {
+		n = put_s(b, n, ": no progress in round ");
+		do
+			d[i++] = '0' + r % 10;
+		while ((r /= 10) && i < 11);
+		while (i && n < 159)
+			b[n++] = d[--i];
+	}
+	n = put_s(b, n, " (the peer died or stopped?)\n");
+	if (write(1, b, n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* Watch round r (-1: the handshake); a round of size bytes may take
+ * 30 s plus 4 s per MiB. */
+static void xchg_arm(int r, size_t size)
+{
+	xchg_round = r;
+	alarm(r < 0 ? XCHG_START_S + 10 : 30 + (unsigned int)(size >> 18));
+}
+
+/*
+ * Start together: send a HELLO with a fresh nonce, answer every HELLO
+ * from the peer with an ACK that carries its nonce and our parameters,
+ * and go once the ACK of our own HELLO is back.  Whatever an earlier run
+ * left is dropped.  The peer sent its HELLO before that ACK, so it has
+ * our ACK too, or will have it one trip later.  One HELLO only: a
+ * second one could reach the peer after its handshake, in its data.
+ */
+static int xchg_start(const struct xchg_io *io, int rounds, size_t size)
+{
+	struct xchg_msg m = { XCHG_HELLO, 0, (uint32_t)rounds, (uint32_t)size };
+	double end = now_us() + XCHG_START_S * 1e6, left;
+	uint32_t nonce;
+	int got;
+
+	signal(SIGALRM, xchg_alarm);
+	xchg_arm(-1, 0);
+	nonce = m.nonce = ((uint32_t)now_us() ^ (uint32_t)getpid() << 16) | 1;
+	if (io->send(io->c, &m)) {
+		printf("FAIL %s: hello: %s\n", xchg_cmd, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		left = (end - now_us()) / 1000;
+		if (left <= 0) {
+			printf("FAIL %s: the peer did not answer within %d s\n",
+			       xchg_cmd, XCHG_START_S);
+			return -1;
+		}
+		got = io->recv(io->c, &m, (int)left + 1);
+		if (got < 0 && errno != ETIMEDOUT) {
+			printf("FAIL %s: handshake: %s\n", xchg_cmd, strerror(errno));
+			return -1;
+		}
+		if (got <= 0)
+			continue;
+		if (m.magic == XCHG_HELLO) {
+			m.magic = XCHG_ACK;
+			m.rounds = (uint32_t)rounds;
+			m.size = (uint32_t)size;
+			if (io->send(io->c, &m)) {
+				printf("FAIL %s: answer to the hello: %s\n",
+				       xchg_cmd, strerror(errno));
+				return -1;
+			}
+		} else if (m.magic == XCHG_ACK && m.nonce == nonce) {
+			if (m.rounds != (uint32_t)rounds || m.size != (uint32_t)size) {
+				printf("FAIL %s: the peer runs %u rounds of %u bytes, this node %d of %zu\n",
+				       xchg_cmd, m.rounds, m.size, rounds, size);
+				return -1;
+			}
+			return 0;
+		}
+	}
+}
+
+static void xchg_report(const char *who, int rounds, size_t size, int bad,
+			double t, const char *more)
+{
+	int n = rounds - warm_rounds(rounds);
+
+	alarm(0);
+	CHECK(!bad, "%s %s: %d rounds of %zu bytes, %d bad, time per exchange %.1f us, half %.1f us, %.2f MB/s both directions%s",
+	      xchg_cmd, who, rounds, size, bad, t / n, t / n / 2,
+	      t > 0 ? 2.0 * size * n / t : 0, more);
+}
+
+static int xchg_args_ok(unsigned int me, unsigned int nodes,
+			unsigned int peer, int rounds, size_t size, size_t min)
+{
+	if (peer == me || peer >= nodes || rounds <= 0 || size < min ||
+	    size > (size_t)256 << 20) {
+		printf("FAIL %s: PEER another node (< %u), ROUNDS > 0, SIZE %zu..256 MiB\n",
+		       xchg_cmd, nodes, min);
+		return 0;
+	}
+	return 1;
+}
+
+/* Open retries: the previous command on this node may still be closing. */
+static int busy(int e)
+{
+	return e == EBUSY || e == EADDRINUSE;
+}
+
+/* HAL */
+
+struct hal_xchg {
+	ps_hal_t *h;
+	unsigned int peer;
+	uint8_t *in;		/* room for size + PS_HAL_MTU_MAX */
+	size_t size, off;	/* the peer's message; bytes in so far */
+	int bad;		/* packets of the wrong length or source */
+};
+
+static int hal_io_send(void *c, const struct xchg_msg *m)
+{
+	struct hal_xchg *x = c;
+
+	return hal_send_wait(x->h, x->peer, m, sizeof(*m));
+}
+
+static int hal_io_recv(void *c, struct xchg_msg *m, int timeout_ms)
+{
+	struct hal_xchg *x = c;
+	uint32_t b[PS_HAL_MTU_MAX / 4];
+	unsigned int src;
+	ssize_t n = hal_recv_wait(x->h, &src, b, timeout_ms);
+
+	if (n < 0)
+		return -1;
+	if (src != x->peer || n != sizeof(*m))
+		return 0;
+	memcpy(m, b, sizeof(*m));
+	return 1;
+}
+
+/* Take in the packets of the peer's message that are there; how many. */
+static int hal_xchg_take(struct hal_xchg *x)
+{
+	size_t mtu = ps_hal_mtu(x->h), want, len;
+	unsigned int src;
+	int ret, n = 0;
+
+	while (x->off < x->size) {
+		ret = ps_hal_receive_header(x->h, &src, &len);
+		if (ret <= 0)
+			return ret < 0 ? -1 : n;
+		want = x->size - x->off < mtu ? x->size - x->off : mtu;
+		if (ps_hal_receive_body(x->h, x->in + x->off, len))
+			return -1;
+		x->bad += src != x->peer || !hal_len_ok(len, want);
+		x->off += want;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * One exchange: all of out (packets of <= MTU bytes) to the peer, then
+ * the peer's message into x->in.  While the NIC has no room, what has
+ * come is taken in: the peer sends at the same time, and above the FIFOs'
+ * size each would wait for room only the other can make.
+ */
+static int hal_xchg_round(struct hal_xchg *x, const uint8_t *out)
+{
+	size_t mtu = ps_hal_mtu(x->h), off = 0, n;
+	int i, k = 0, ev;
+
+	x->off = 0;
+	x->bad = 0;
+	while (off < x->size) {
+		n = x->size - off < mtu ? x->size - off : mtu;
+		if (!ps_hal_send(x->h, x->peer, out + off, n)) {
+			off += n;
+			continue;
+		}
+		if (errno != EAGAIN || (k = hal_xchg_take(x)) < 0)
+			return -1;
+		if (k)
+			continue;
+		ev = ps_hal_wait(x->h, PS_HAL_TX |
+				 (x->off < x->size ? PS_HAL_RX : 0), XCHG_WAIT_MS);
+		if (ev <= 0) {
+			if (!ev)
+				errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	while (x->off < x->size) {
+		/* a short poll, then sleep, as hal_recv_wait */
+		for (i = 0; i < hal_spin; i++)
+			if ((k = hal_xchg_take(x)))
+				break;
+		if (k < 0)
+			return -1;
+		if (k)
+			continue;
+		ev = ps_hal_wait(x->h, PS_HAL_RX, XCHG_WAIT_MS);
+		if (ev <= 0) {
+			if (!ev)
+				errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmd_hal_pairwise(unsigned int peer, int rounds, size_t size)
+{
+	ps_hal_t *h = hal_open_or_die();
+	size_t mtu = ps_hal_mtu(h), pkts = (size + mtu - 1) / mtu;
+	unsigned int me = ps_hal_node(h);
+	struct hal_xchg x = { h, peer, NULL, size, 0, 0 };
+	struct xchg_io io = { hal_io_send, hal_io_recv, &x };
+	uint8_t *out, *want;
+	char who[32], more[64] = "";
+	double t0, t = 0;
+	int r, bad = 0;
+
+	xchg_cmd = "hal-pairwise";
+	if (!xchg_args_ok(me, ps_hal_nodes(h), peer, rounds, size, 1))
+		return 1;
+	out = malloc(size), want = malloc(size);
+	x.in = malloc(size + PS_HAL_MTU_MAX);
+	if (!out || !want || !x.in) {
+		printf("FAIL %s: out of memory\n", xchg_cmd);
+		return 1;
+	}
+	if (xchg_start(&io, rounds, size))
+		return 1;
+	for (r = 0; r < rounds; r++) {
+		if (r == warm_rounds(rounds))
+			t = 0;
+		if (pkts > 1) {
+			fill_burst(out, size, mtu, me, r);
+			fill_burst(want, size, mtu, peer, r);
+		} else {
+			fill(out, size, me, r);
+			fill(want, size, peer, r);
+		}
+		xchg_arm(r, size);
+		t0 = now_us();
+		if (hal_xchg_round(&x, out)) {
+			printf("FAIL %s round %d: %s (%zu of %zu bytes in)\n",
+			       xchg_cmd, r, strerror(errno), x.off, size);
+			return 1;
+		}
+		t += now_us() - t0;
+		bad += x.bad || memcmp(x.in, want, size);
+	}
+	snprintf(who, sizeof(who), "node %u <-> %u", me, peer);
+	if (pkts > 1)
+		snprintf(more, sizeof(more), ", bursts of %zu packets of <= %zu bytes",
+			 pkts, mtu);
+	xchg_report(who, rounds, size, bad, t, more);
+	ps_hal_close(h);
+	free(out), free(want), free(x.in);
+	return fails;
+}
+
+/* rawdata */
+
+struct raw_xchg {
+	ps_raw_t *r;
+	unsigned int peer;
+};
+
+static int raw_io_send(void *c, const struct xchg_msg *m)
+{
+	struct raw_xchg *x = c;
+
+	return ps_raw_send(x->r, x->peer, m, sizeof(*m));
+}
+
+static int raw_io_recv(void *c, struct xchg_msg *m, int timeout_ms)
+{
+	struct raw_xchg *x = c;
+	const void *d;
+	unsigned int src;
+	ssize_t n = ps_raw_recv_zc(x->r, x->peer, &src, &d, timeout_ms);
+
+	if (n < 0)
+		return -1;
+	if (n == sizeof(*m))
+		memcpy(m, d, sizeof(*m));
+	ps_raw_release(x->r, d);
+	return n == sizeof(*m);
+}
+
+static int cmd_raw_pairwise(unsigned int peer, int rounds, size_t size)
+{
+	struct raw_xchg x = { NULL, peer };
+	struct xchg_io io = { raw_io_send, raw_io_recv, &x };
+	uint8_t *out, *in, *want;
+	unsigned int src, me;
+	char who[32];
+	double t0, t = 0, end = now_us() + 5e6;
+	ssize_t n;
+	int i, bad = 0;
+
+	xchg_cmd = "raw-pairwise";
+	while (!(x.r = ps_raw_open()) && busy(errno) && now_us() < end)
+		usleep(50000);
+	if (!x.r) {
+		printf("FAIL ps_raw_open: %s\n", strerror(errno));
+		return 1;
+	}
+	me = ps_raw_node(x.r);
+	if (!xchg_args_ok(me, ps_raw_nodes(x.r), peer, rounds, size, 0))
+		return 1;
+	out = malloc(size + 1), in = malloc(size + 1), want = malloc(size + 1);
+	if (!out || !in || !want) {
+		printf("FAIL %s: out of memory\n", xchg_cmd);
+		return 1;
+	}
+	if (xchg_start(&io, rounds, size))
+		return 1;
+	for (i = 0; i < rounds; i++) {
+		if (i == warm_rounds(rounds))
+			t = 0;
+		fill(out, size, me, i);
+		fill(want, size, peer, i);
+		xchg_arm(i, size);
+		t0 = now_us();
+		if (ps_raw_send(x.r, peer, out, size)) {
+			printf("FAIL %s send round %d: %s\n", xchg_cmd, i,
+			       strerror(errno));
+			return 1;
+		}
+		n = ps_raw_recv(x.r, peer, &src, in, size, XCHG_WAIT_MS);
+		if (n < 0) {
+			printf("FAIL %s receive round %d: %s\n", xchg_cmd, i,
+			       strerror(errno));
+			return 1;
+		}
+		t += now_us() - t0;
+		bad += src != peer || (size_t)n != size || memcmp(in, want, size);
+	}
+	bad += !!ps_raw_dropped(x.r);
+	snprintf(who, sizeof(who), "node %u <-> %u", me, peer);
+	xchg_report(who, rounds, size, bad, t, "");
+	ps_raw_close(x.r);
+	free(out), free(in), free(want);
+	return fails;
+}
+
+/* ports */
+
+struct port_xchg {
+	ps_port_t *p;
+	unsigned int peer;
+	int port;
+	uint8_t *buf;	/* PS_PORT_MSG_MAX: a stale message fits */
+};
+
+static int port_io_send(void *c, const struct xchg_msg *m)
+{
+	struct port_xchg *x = c;
+
+	return ps_port_send(x->p, x->peer, x->port, m, sizeof(*m));
+}
+
+static int port_io_recv(void *c, struct xchg_msg *m, int timeout_ms)
+{
+	struct port_xchg *x = c;
+	unsigned int from;
+	int fport;
+	ssize_t n = ps_port_recv(x->p, &from, &fport, x->buf, PS_PORT_MSG_MAX,
+				 timeout_ms);
+
+	if (n < 0)
+		return -1;
+	if (from != x->peer || fport != x->port || n != sizeof(*m))
+		return 0;
+	memcpy(m, x->buf, sizeof(*m));
+	return 1;
+}
+
+static int cmd_port_pairwise(unsigned int peer, int port, int rounds,
+			     size_t size)
+{
+	struct port_xchg x = { NULL, peer, port, NULL };
+	struct xchg_io io = { port_io_send, port_io_recv, &x };
+	size_t msgs = (size + PS_PORT_MSG_MAX - 1) / PS_PORT_MSG_MAX;
+	uint8_t *out, *in, *want;
+	unsigned int src, me, base;
+	int i, fport, bad = 0, nbad;
+	char who[48], more[64] = "";
+	double t0, t = 0, end = now_us() + 5e6;
+
+	xchg_cmd = "port-pairwise";
+	while (!(x.p = ps_port_open(port)) && busy(errno) && now_us() < end)
+		usleep(50000);
+	if (!x.p) {
+		printf("FAIL ps_port_open(%d): %s\n", port, strerror(errno));
+		return 1;
+	}
+	me = ps_port_node(x.p);
+	if (!xchg_args_ok(me, ps_port_nodes(x.p), peer, rounds, size, 0))
+		return 1;
+	out = malloc(size + 1), in = malloc(size + 1), want = malloc(size + 1);
+	x.buf = malloc(PS_PORT_MSG_MAX);
+	if (!out || !in || !want || !x.buf) {
+		printf("FAIL %s: out of memory\n", xchg_cmd);
+		return 1;
+	}
+	if (xchg_start(&io, rounds, size))
+		return 1;
+	base = (unsigned int)port;	/* the pattern's source: node * 100 + port */
+	for (i = 0; i < rounds; i++) {
+		if (i == warm_rounds(rounds))
+			t = 0;
+		if (msgs > 1) {
+			fill_burst(out, size, PS_PORT_MSG_MAX, me * 100 + base, i);
+			fill_burst(want, size, PS_PORT_MSG_MAX, peer * 100 + base, i);
+		} else {
+			fill(out, size, me * 100 + base, i);
+			fill(want, size, peer * 100 + base, i);
+		}
+		nbad = 0;
+		xchg_arm(i, size);
+		t0 = now_us();
+		if (port_send_msg(x.p, peer, port, out, size)) {
+			printf("FAIL %s port %d send round %d: %s\n", xchg_cmd,
+			       port, i, strerror(errno));
+			return 1;
+		}
+		if (port_recv_msg(x.p, &src, &fport, in, size, XCHG_WAIT_MS,
+				  &nbad)) {
+			printf("FAIL %s port %d receive round %d: %s\n",
+			       xchg_cmd, port, i, strerror(errno));
+			return 1;
+		}
+		t += now_us() - t0;
+		bad += nbad || src != peer || fport != port ||
+		       memcmp(in, want, size);
+	}
+	snprintf(who, sizeof(who), "node %u port %d <-> node %u", me, port, peer);
+	if (msgs > 1)
+		snprintf(more, sizeof(more), ", bursts of %zu messages of <= %d bytes",
+			 msgs, PS_PORT_MSG_MAX);
+	xchg_report(who, rounds, size, bad, t, more);
+	ps_port_close(x.p);
+	free(out), free(in), free(want), free(x.buf);
+	return fails;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: pstest hal-pingpong PEER ROUNDS SIZE | hal-echo ROUNDS [MS [SIZE]] |\n"
@@ -946,11 +1463,17 @@ static void usage(void)
 		"  raw-busy | bad      (SPEC: bytes, or rN = N random sizes <= 64 KiB)\n"
 		"  port-pingpong PEER PORT ROUNDS SIZE | port-echo PORT ROUNDS [MS [SIZE]] |\n"
 		"  port-multi PEER NPROC ROUNDS SIZE | port-echo-multi NPROC ROUNDS |\n"
-		"  port-busy | port-bad | barrier-loop LINE COUNT\n"
+		"  port-busy | port-bad | barrier-loop LINE COUNT |\n"
+		"  hal-pairwise PEER ROUNDS SIZE | raw-pairwise PEER ROUNDS SIZE |\n"
+		"  port-pairwise PEER PORT ROUNDS SIZE\n"
 		"Ping-pong SIZE above the HAL's MTU (ports: 65536) is a burst of\n"
 		"back-to-back packets (messages) of that size; give the echo the same\n"
 		"SIZE, so that it sends the whole burst back only once it has it all.\n"
-		"The result is half the round trip; MB/s = SIZE / that.\n");
+		"The result is half the round trip; MB/s = SIZE / that.\n"
+		"Pairwise exchange: run the same command on both nodes at once, each\n"
+		"naming the other; each round both send SIZE bytes, then both receive.\n"
+		"The result is the time per exchange and half of it; MB/s = 2 SIZE /\n"
+		"time per exchange (both directions).  SIZE as for the ping-pongs.\n");
 	exit(2);
 }
 
@@ -999,6 +1522,16 @@ int main(int argc, char **argv)
 		return !!cmd_port_busy();
 	if (!strcmp(c, "port-bad"))
 		return !!cmd_port_bad();
+	if (!strcmp(c, "hal-pairwise") && argc == 5)
+		return !!cmd_hal_pairwise(arg_node(argv[2]), atoi(argv[3]),
+					  strtoul(argv[4], NULL, 0));
+	if (!strcmp(c, "raw-pairwise") && argc == 5)
+		return !!cmd_raw_pairwise(arg_node(argv[2]), atoi(argv[3]),
+					  strtoul(argv[4], NULL, 0));
+	if (!strcmp(c, "port-pairwise") && argc == 6)
+		return !!cmd_port_pairwise(arg_node(argv[2]), atoi(argv[3]),
+					   atoi(argv[4]),
+					   strtoul(argv[5], NULL, 0));
 	if (!strcmp(c, "barrier-loop") && argc == 4)
 		return !!cmd_barrier_loop(arg_node(argv[2]), atoi(argv[3]));
 	usage();
