@@ -61,6 +61,30 @@ check "$mode: a taken port gives EADDRINUSE, ports and rawdata exclude each othe
 	vc exec 0 -- pstest port-busy
 check "$mode: ports: bad input fails with clear errnos" vc exec 1 -- pstest port-bad
 
+# Pairwise exchange (the paper's benchmark): the same command on nodes A
+# and B at once, each naming the other; both send, then both receive and
+# check the peer's data.  Both must report only "ok".
+pairwise() { # A B CMD ARGS... (CMD's PEER comes first)
+	_pa=$1 _pb=$2 _pc=$3; shift 3
+	vc exec -d "$_pb" -- "pstest $_pc $_pa $* > /tmp/pairwise.log 2>&1" >/dev/null
+	_po=$(vc exec -t 120 "$_pa" -- pstest "$_pc" "$_pb" "$@") || { echo "$_po"; return 1; }
+	echo "$_po" | grep -q '^ok' || { echo "$_po"; return 1; }
+	retry 20 vc exec "$_pb" -- "grep -q '^ok' /tmp/pairwise.log && ! grep -q '^FAIL' /tmp/pairwise.log" ||
+		{ vc exec "$_pb" -- cat /tmp/pairwise.log; return 1; }
+}
+check "$mode: hal pairwise exchange node0 <-> node1 (64 bytes), both sides ok" \
+	pairwise 0 1 hal-pairwise 200 64
+check "$mode: hal pairwise exchange node0 <-> node3 (2 hops, 5000 bytes: bursts of 10 packets)" \
+	pairwise 0 3 hal-pairwise 50 5000
+check "$mode: rawdata pairwise exchange node0 <-> node1 (64 bytes), both sides ok" \
+	pairwise 0 1 raw-pairwise 200 64
+check "$mode: rawdata pairwise exchange node0 <-> node3 (2 hops, 5000 bytes: 11 fragments)" \
+	pairwise 0 3 raw-pairwise 50 5000
+check "$mode: ports pairwise exchange node0 <-> node1 (64 bytes), both sides ok" \
+	pairwise 0 1 port-pairwise 5 200 64
+check "$mode: ports pairwise exchange node0 <-> node3 (2 hops, 5000 bytes: 11 fragments)" \
+	pairwise 0 3 port-pairwise 5 50 5000
+
 # 10,000 hardware barriers: every node takes part in every one.
 out=$(vc exec -t 600 all -- pstest barrier-loop 1 10000 2>&1)
 n=$(echo "$out" | grep -c ': ok .*10000 barriers of 4 nodes')
