@@ -3,6 +3,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-fail "${1:-direct}"
+# direct: 13 checks of bad input first; libvirt: its domains at the end
+plan $(test "$mode" = direct && echo 15 || echo 3)
 
 # usage_error NAME EXPECTED-TEXT ARGS...: exit 2 and a message naming the problem.
 usage_error() {
