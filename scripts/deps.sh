@@ -9,7 +9,7 @@ seabios qemu-system-data ipxe-qemu
 linux-image-amd64 linux-headers-amd64 kmod
 busybox-static cpio zstd xz-utils qemu-guest-agent
 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
-tshark iproute2 procps
+tshark iproute2 procps gnuplot-nox
 gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
 "
 
