@@ -10,6 +10,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psstress "${1:-direct}"
+# one more with PSSTRESS_POOL_KB: the reload
+plan $((10 + $(test -n "${PSSTRESS_POOL_KB:-}" && echo 1 || echo 0)))
 boot_cluster "ps1 2x2 torus" -n 4 --fabric ps1 --topology torus:2x2
 
 seed=${PSSTRESS_SEED:-$(date +%s)}
@@ -21,8 +23,11 @@ report() { echo "$1" | grep -v FAIL; echo "$1" | grep FAIL | head -n 8; }
 
 if [ -n "${PSSTRESS_POOL_KB:-}" ]; then
 	reload='rmmod ps1 && insmod /lib/modules/extra/ps1.ko $(tr " " "\n" < /proc/cmdline | sed -n "s/^ps1\.//p") pool_kb='$PSSTRESS_POOL_KB
-	check "$mode: ps1 reloaded with a pool of $PSSTRESS_POOL_KB KiB" vc exec all -- "$reload"
-	retry 30 vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/state)" = up'
+	reloaded() {
+		vc exec all -- "$reload" &&
+			retry 30 vc exec all -- 'test "$(cat /sys/bus/pci/drivers/ps1/0*/state)" = up'
+	}
+	check "$mode: ps1 reloaded with a pool of $PSSTRESS_POOL_KB KiB, every board up" reloaded
 fi
 echo "  pool: $(vc exec 0 -- cat /sys/bus/pci/drivers/ps1/0*/pool_kb 2>/dev/null) KiB"
 
@@ -34,12 +39,21 @@ check "$mode: a sender whose own messages fill the pool goes on (6 x 64 KiB to i
 # 3 nodes flood port 30 of node 0 with 1000 messages each (mostly small,
 # some up to 64 KiB); the receiver sleeps 2 ms per message, so the
 # senders run out of credit, and the FIFOs and the network fill up while
-# it sleeps: both hold the senders back.
+# it sleeps: both hold the senders back.  It starts to read only once
+# fabricd held packets for node 0 (at most 60 s), so that happens however
+# fast the host is.
 held() { vc fabric counters | sed -n 's/^node 0 .* held=\([0-9]*\).*/\1/p'; }
+held_grew() { [ "$(held)" -gt "${h0:-0}" ]; }
 flood() {
-	vc exec -d 0 -- "$ps flood-recv 30 1000 2000 1 1 2 3 > /tmp/flood.log 2>&1" >/dev/null
-	_s=$(vc exec -t 200 1,2,3 -- $ps flood-send 0 30 1000 2>&1)
+	vc exec 0 -- "rm -f /tmp/fgo" > /dev/null
+	vc exec -d 0 -- "$ps -g /tmp/fgo flood-recv 30 1000 2000 1 1 2 3 > /tmp/flood.log 2>&1" >/dev/null
+	vc exec -t 300 1,2,3 -- $ps flood-send 0 30 1000 > "$tmp/fsend" 2>&1 &
+	_p=$!
+	retry 60 held_grew
+	vc exec 0 -- "touch /tmp/fgo" > /dev/null
+	wait $_p
 	_rc=$?
+	_s=$(cat "$tmp/fsend")
 	retry 60 vc exec 0 -- '! pidof psstress'
 	_r=$(vc exec 0 -- cat /tmp/flood.log 2>&1)
 	report "$_s
@@ -61,18 +75,30 @@ check "$mode: self and flood left every board clean (no cleanup reset)" clean
 
 # Fan-in: 8 processes (2 per node, node 0 too) each send 3 messages of
 # 64 KiB (134 fragments) to port 40 of node 0, whose receiver starts to
-# read only after 2 s.  Without flow control their half-received messages
-# filled the pool (~500 blocks) and none could ever complete: the old
-# library hung on it.  Now a message goes only with room for all of it.
+# read only once all 8 have their "go" (so every one of them is sending
+# or waiting for room), not after a sleep that hopes so.  Without flow
+# control their half-received messages filled the pool (~500 blocks) and
+# none could ever complete: the old library hung on it.  Now a message
+# goes only with room for all of it.
+gone() { # how many senders have their go
+	vc exec all -- "grep -c ': go from node 0 port 40' /tmp/fs.log" 2>/dev/null |
+		awk -F': ' '{ s += $2 } END { print s + 0 }'
+}
+all_go() { [ "$(gone)" = 8 ]; }
 fanin() {
-	vc exec -d 0 -- "$ps fanin-recv 40 3 2000 2 0 1 2 3 > /tmp/fanin.log 2>&1" >/dev/null
-	_s=$(vc exec -t 200 all -- $ps fanin-send 0 40 2 3 2>&1)
-	_rc=$?
+	vc exec all -- "rm -f /tmp/fgo /tmp/fs.log" > /dev/null
+	vc exec -d 0 -- "$ps -g /tmp/fgo fanin-recv 40 3 0 2 0 1 2 3 > /tmp/fanin.log 2>&1" >/dev/null
+	vc exec -d all -- "$ps fanin-send 0 40 2 3 > /tmp/fs.log 2>&1; echo exit \$? >> /tmp/fs.log" >/dev/null
+	retry 60 all_go || echo "only $(gone) of 8 senders had their go"
+	vc exec 0 -- "touch /tmp/fgo" > /dev/null
+	retry 200 vc exec all -- "grep -q '^exit ' /tmp/fs.log"
+	_s=$(vc exec all -- cat /tmp/fs.log 2>&1)
 	retry 60 vc exec 0 -- '! pidof psstress'
 	_r=$(vc exec 0 -- cat /tmp/fanin.log 2>&1)
 	report "$_s
 $_r"
-	[ $_rc = 0 ] && [ "$(echo "$_s" | grep -c ': ok   fanin-send:')" = 4 ] &&
+	[ "$(echo "$_s" | grep -c '^node[0-3]: exit 0$')" = 4 ] &&
+		[ "$(echo "$_s" | grep -c '^node[0-3]: ok   fanin-send:')" = 4 ] &&
 		echo "$_r" | grep -q '^ok' && ! echo "$_r" | grep -q FAIL
 }
 t0=$(date +%s)

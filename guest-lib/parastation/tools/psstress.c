@@ -2,7 +2,8 @@
  * psstress: stress tests of the ParaStation ports layer (libps.a), for
  * tests/cluster/ps1-stress.sh and myri.sh.
  *
- *   psstress [-s SEED] [-t SECONDS] [-v BYTES] COMMAND ARGS...
+ *   psstress [-s SEED] [-t SECONDS] [-v BYTES] [-u STOPFILE] [-g GOFILE]
+ *            COMMAND ARGS...
  *
  *   all2all NODES NPROC ROUNDS
  *	Run on nodes 0..NODES-1 at once, or on the nodes of a list such
@@ -19,6 +20,11 @@
  *	(g + 1 + t % (N - 1)) % N.  With -v BYTES, ROUNDS is raised to the
  *	least number of rounds whose messages, all pairs together, add up
  *	to BYTES or more (every process computes the same from the seed).
+ *	With -u STOPFILE the processes stream until told to stop: after
+ *	ROUNDS rounds each goes on, a round at a time, until STOPFILE exists
+ *	on its node, then ends its stream to each peer with an "end" message
+ *	that says how many came before it; a receiver is done when every
+ *	peer's end has come and everything before it.
  *   flood-recv PORT COUNT SLEEP_US EVERY NODE...
  *	Opens PORT, tells each NODE "go" (to its PORT), then receives COUNT
  *	messages from each NODE's PORT, sleeping SLEEP_US after every EVERY
@@ -40,7 +46,12 @@
  *	pool and none can complete.
  *   fanin-send DEST PORT NPROC COUNT
  *	Forks NPROC processes on ports PORT+1 .. PORT+NPROC; each waits for
- *	"go" from PORT on DEST, then sends COUNT messages of 64 KiB there.
+ *	"go" from PORT on DEST, says so, then sends COUNT messages of 64 KiB
+ *	there.
+ *
+ * -g GOFILE: flood-recv and fanin-recv start to receive (after DELAY_MS)
+ * only once GOFILE exists on their node: the caller says when, e.g. once
+ * the senders are held back, instead of a sleep that hopes they are.
  *
  * -s SEED (default 1) picks the message sizes: both ends compute them from
  * (SEED, sender, receiver, seq), so the receiver knows every length.  The
@@ -86,12 +97,20 @@
 #define MAX_SENDERS	64
 #define HDR_MIN		12	/* header and checksum fit */
 #define EXTRA_MS	300	/* listen for extra messages at the end */
+/*
+ * Control messages are 8 bytes: a magic word, then a value.  A data
+ * message of 8 bytes is pattern only, whose bytes step by 13: never one
+ * of these.
+ */
 #define HELLO_MAGIC	0x4f4c4548u	/* "HELO" */
+#define END_MAGIC	0x21444e45u	/* "END!" */
 #define GO_MAGIC	0x21214f47u	/* "GO!!" */
 
 static uint64_t seed = 1;
 static int timeout_s = 120;
 static uint64_t volume;		/* -v: all2all's least total of bytes */
+static const char *stop_file;	/* -u: all2all streams until it exists */
+static const char *go_file;	/* -g: receivers wait for it */
 
 static void sleep_us(long us)
 {
@@ -203,6 +222,7 @@ struct stream {
 	unsigned int big32;
 	size_t fixed;		/* every message has this size (0: random) */
 	int hello;		/* all2all: its hello has come */
+	int ended;		/* all2all -u: its end has come (count set) */
 	unsigned long bytes;
 	unsigned int got, bad, lost, dup, extra;
 };
@@ -279,6 +299,19 @@ static ps_port_t *port_open_or_fail(int port)
 	if (!p)
 		printf("FAIL ps_port_open(%d): %s\n", port, strerror(errno));
 	return p;
+}
+
+/* -g: wait for the go file until the deadline; 0 or ETIMEDOUT */
+static int wait_go(double deadline)
+{
+	while (go_file && access(go_file, F_OK)) {
+		if (now_s() > deadline) {
+			printf("FAIL no %s before the deadline\n", go_file);
+			return ETIMEDOUT;
+		}
+		sleep_us(10000);
+	}
+	return 0;
 }
 
 /* ---- timeout: a process blocked in the library must still fail ---- */
@@ -377,7 +410,41 @@ static void a2a_take(struct stream *st, unsigned int *nhello,
 		}
 		s->bad++;	/* no hello: take it as data */
 	}
+	if (stop_file && n == sizeof(w)) {
+		memcpy(w, b, sizeof(w));
+		if (w[0] == END_MAGIC) {
+			/* what came before it is all there is */
+			s->bad += s->ended;
+			s->ended = 1;
+			s->count = w[1];
+			if (s->next > s->count)
+				s->extra += s->next - s->count;
+			return;
+		}
+	}
 	on_msg(s, b, n);
+}
+
+/*
+ * Streams of peers that may still send.  -u: until their end came;
+ * nothing follows it (ports keep order), so a seq missing then is lost.
+ */
+static int a2a_waiting(const struct stream *st, int nprocs, int g)
+{
+	int j, left = 0;
+
+	for (j = 0; j < nprocs; j++)
+		if (j != g)
+			left += stop_file ? !st[j].ended :
+				st[j].next < st[j].count;
+	return left;
+}
+
+/* -u: after the first @rounds rounds, stop at a round's end once told. */
+static int a2a_stop_now(uint32_t t, int nprocs, int rounds)
+{
+	return t % (nprocs - 1) == 0 && t >= (uint32_t)(nprocs - 1) * rounds &&
+	       access(stop_file, F_OK) == 0;
 }
 
 static int a2a_child(int idx, struct a2a_prog *pg)
@@ -410,11 +477,12 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 	for (j = 0; j < nprocs; j++) {
 		st[j].src = a2a_ep(j);
 		st[j].dst = ep;
-		st[j].count = j == g ? 0 : rounds;
+		/* -u: as many as come until the end says how many */
+		st[j].count = j == g ? 0 : stop_file ? UINT32_MAX : (uint32_t)rounds;
 		st[j].big32 = 8;
 	}
 	expect = (nprocs - 1) * rounds;
-	tsend = expect;
+	tsend = stop_file ? UINT32_MAX : expect;
 	pg->of = expect;
 
 	/* hello to everybody: data only goes to ports that are open */
@@ -425,9 +493,24 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 					   A2A_BASE + j % nproc, w, sizeof(w)))
 			err = errno;
 
-	for (t = 0; !err && (t < tsend || got < expect ||
+	for (t = 0; !err && (t < tsend || a2a_waiting(st, nprocs, g) ||
 			     nhello < (unsigned int)nprocs - 1);) {
 		wait_ms = 100;
+		if (stop_file && nhello == (unsigned int)nprocs - 1 &&
+		    t < tsend && a2a_stop_now(t, nprocs, rounds)) {
+			/* every peer had t / (N - 1) messages: say so */
+			tsend = t;
+			w[0] = END_MAGIC;
+			w[1] = t / (nprocs - 1);
+			for (j = 0; j < nprocs && !err; j++)
+				if (j != g &&
+				    ps_port_send(p, a2a_node[j / nproc],
+						 A2A_BASE + j % nproc, w,
+						 sizeof(w)))
+					err = errno;
+			if (err)
+				break;
+		}
 		if (nhello == (unsigned int)nprocs - 1 && t < tsend) {
 			dst = (g + 1 + t % (nprocs - 1)) % nprocs;
 			len = msg_size(ep, st[dst].src, t / (nprocs - 1), 8);
@@ -470,10 +553,19 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 
 	dropped = ps_port_dropped(p);
 	pg->bytes_in = 0;
+	if (stop_file) {	/* now known: what the ends said */
+		for (expect = 0, j = 0; j < nprocs; j++)
+			if (j != g)
+				expect += st[j].ended ? st[j].count : st[j].next;
+		pg->of = expect;
+		if (tsend == UINT32_MAX)
+			tsend = t;
+	}
 	for (j = 0; j < nprocs; j++) {
 		pg->bytes_in += st[j].bytes;
 		if (j != g)
-			pairs_ok += stream_ok(&st[j]) && st[j].hello;
+			pairs_ok += stream_ok(&st[j]) && st[j].hello &&
+				    (!stop_file || st[j].ended);
 	}
 	CHECK(!err && pairs_ok == (unsigned int)nprocs - 1 && !stray &&
 	      !dropped,
@@ -488,6 +580,12 @@ static int a2a_child(int idx, struct a2a_prog *pg)
 				CHECK(0, "all2all node %u port %d: no hello from node %u port %u",
 				      me, A2A_BASE + idx, EP_NODE(st[j].src),
 				      EP_PORT(st[j].src));
+			if (stop_file && !st[j].ended) {
+				CHECK(0, "all2all node %u port %d: no end from node %u port %u after %u messages",
+				      me, A2A_BASE + idx, EP_NODE(st[j].src),
+				      EP_PORT(st[j].src), st[j].next);
+				continue;
+			}
 			stream_report("all2all", &st[j]);
 		}
 	ps_port_close(p);
@@ -619,9 +717,11 @@ static int cmd_all2all(const char *nodes, int nproc, int rounds)
 		got += pg[i].got;
 		of += pg[i].of;
 	}
-	CHECK(!bad, "all2all: %d processes here (ports %d..%d), %d in all, %d rounds per pair (%llu bytes in all pairs): received %u of %u messages (%llu bytes), sent %llu bytes, %d processes failed",
+	CHECK(!bad, "all2all: %d processes here (ports %d..%d), %d in all, %s%d rounds per pair (%llu bytes in all pairs)%s%s: received %u of %u messages (%llu bytes), sent %llu bytes, %d processes failed",
 	      nproc, A2A_BASE, A2A_BASE + nproc - 1, a2a_nodes * nproc,
-	      rounds, (unsigned long long)planned, got, of,
+	      stop_file ? "at least " : "", rounds,
+	      (unsigned long long)planned, stop_file ? ", then until " : "",
+	      stop_file ? stop_file : "", got, of,
 	      (unsigned long long)bin, (unsigned long long)bout, bad);
 	return fails;
 }
@@ -754,6 +854,8 @@ static int cmd_flood_recv(int port, uint32_t count, long sleep, int every,
 		if (ps_port_send(p, EP_NODE(st[i].src), port, go, sizeof(go)))
 			err = errno;
 	if (!err)
+		err = wait_go(deadline);
+	if (!err)
 		err = receive_streams(p, st, ac, deadline, every, sleep, &t);
 	if (!err)
 		count_extras(p, st, ac, &t);
@@ -822,7 +924,7 @@ static int cmd_flood_send(unsigned int dest, int port, uint32_t count)
 		progress = seq + 1;
 	}
 	alarm(0);
-	CHECK(1, "flood-send node %u port %d -> node %u: %u messages (%lu bytes) in %.1f s, longest send %.0f ms",
+	CHECK(seq == count, "flood-send node %u port %d -> node %u: %u messages (%lu bytes) in %.1f s, longest send %.0f ms",
 	      ps_port_node(p), port, dest, count, bytes, now_s() - t0,
 	      longest * 1e3);
 	ps_port_close(p);
@@ -934,6 +1036,8 @@ static int cmd_fanin_recv(int port, uint32_t count, long delay_ms, int nproc,
 		if (ps_port_send(p, EP_NODE(st[i].src), EP_PORT(st[i].src), go,
 				 sizeof(go)))
 			err = errno;
+	if (!err)
+		err = wait_go(deadline);
 	/* the senders fill what they can meanwhile */
 	sleep_us(delay_ms * 1000);
 	t1 = now_s();
@@ -982,6 +1086,8 @@ static int fanin_child(unsigned int dest, int port, int idx, uint32_t count)
 		       n < 0 ? strerror(errno) : "bad message");
 		return 1;
 	}
+	printf("fanin-send node %u port %d: go from node %u port %d\n",
+	       ps_port_node(p), myport, dest, port);
 	t0 = now_s();
 	for (seq = 0; seq < count; seq++) {
 		fill(b, MAX_MSG, ep, seq);
@@ -997,7 +1103,7 @@ static int fanin_child(unsigned int dest, int port, int idx, uint32_t count)
 		progress = seq + 1;
 	}
 	alarm(0);
-	CHECK(1, "fanin-send node %u port %d -> node %u port %d: %u messages of %d bytes in %.1f s, longest send %.0f ms",
+	CHECK(seq == count, "fanin-send node %u port %d -> node %u port %d: %u messages of %d bytes in %.1f s, longest send %.0f ms",
 	      ps_port_node(p), myport, dest, port, count, MAX_MSG,
 	      now_s() - t0, longest * 1e3);
 	ps_port_close(p);
@@ -1058,7 +1164,7 @@ static int parse_bytes(const char *arg, uint64_t *out)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: psstress [-s SEED] [-t SECONDS] [-v BYTES[K|M|G]] all2all NODES|N0,N1,... NPROC ROUNDS |\n"
+	fprintf(stderr, "usage: psstress [-s SEED] [-t SECONDS] [-v BYTES[K|M|G]] [-u STOPFILE] [-g GOFILE] all2all NODES|N0,N1,... NPROC ROUNDS |\n"
 		"  flood-recv PORT COUNT SLEEP_US EVERY NODE... | flood-send DEST PORT COUNT |\n"
 		"  self PORT COUNT | fanin-recv PORT COUNT DELAY_MS NPROC NODE... |\n"
 		"  fanin-send DEST PORT NPROC COUNT\n");
@@ -1071,13 +1177,17 @@ int main(int argc, char **argv)
 	int o;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((o = getopt(argc, argv, "+s:t:v:")) != -1) {
+	while ((o = getopt(argc, argv, "+s:t:v:u:g:")) != -1) {
 		if (o == 's')
 			seed = strtoull(optarg, NULL, 0);
 		else if (o == 't' && atoi(optarg) > 0)
 			timeout_s = atoi(optarg);
 		else if (o == 'v' && parse_bytes(optarg, &volume) == 0)
 			;
+		else if (o == 'u')
+			stop_file = optarg;
+		else if (o == 'g')
+			go_file = optarg;
 		else
 			usage();
 	}
