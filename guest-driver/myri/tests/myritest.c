@@ -17,7 +17,12 @@
  *                                     the driver cleans up
  *   myritest echo N [MS]              on context 1: send N packets back
  *   myritest ping PEER N [SIZE]       ping-pong with "echo" on PEER
- *   myritest send DEST N [SIZE]       N packets to context 1 of DEST
+ *   myritest send DEST N [SIZE [STOPFILE]]
+ *                                     N packets to context 1 of DEST; with
+ *                                     STOPFILE, go on until it exists, a
+ *                                     slot may wait as long (DEST away),
+ *                                     and every slot must come back 30 s
+ *                                     after it
  *   myritest recv N [MS]              receive and check N packets
  *   myritest firmware FILE WORD [MS]  load a broken MCP (e.g.
  *                                     myri/mcp-loop.bin watchdog): the
@@ -241,28 +246,53 @@ static void ring_doorbell(struct ctx *c, uint32_t i)
 	c->db[0] = i;
 }
 
-/* Send a packet in the next slot, waiting up to 5 s for it. */
-static int ctx_send(struct ctx *c, uint32_t node, uint32_t dctx,
-		    const void *data, uint32_t len)
+#define SLOT_WAIT_US	5e6	/* a slot busy longer: the send hangs */
+#define STOP_WAIT_US	30e6	/* the same, once told to stop */
+
+static double slot_wait_max;	/* the longest wait for a slot, us */
+
+/*
+ * Send a packet in the next slot, waiting up to SLOT_WAIT_US for it.
+ * With @stop (a file), wait on while it does not exist (the peer may be
+ * away, and RDP sends again once it is back), then up to STOP_WAIT_US.
+ */
+static int ctx_send_until(struct ctx *c, uint32_t node, uint32_t dctx,
+			  const void *data, uint32_t len, const char *stop)
 {
 	uint32_t pos = c->user->slot_next, i = pos % c->lay.nslots;
 	volatile struct myri_slot *s = slot_at(c, i);
-	double t0 = now_us();
+	double t0 = now_us(), tw = t0, limit = SLOT_WAIT_US;
 	int ret;
 
 	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != MYRI_SLOT_FREE) {
 		ret = ctx_wait(c, MYRI_WAIT_TX, 100);
 		if (ret < 0 && ret != -ETIMEDOUT)
 			return ret;
-		if (now_us() - t0 > 5e6) {
-			fprintf(stderr, "send: slot %u busy for 5 s\n", i);
+		if (stop && limit == SLOT_WAIT_US) {
+			if (access(stop, F_OK)) {
+				tw = now_us();
+				continue;
+			}
+			limit = STOP_WAIT_US;
+		}
+		if (now_us() - tw > limit) {
+			fprintf(stderr, "send: slot %u busy for %.0f s%s\n", i,
+				limit / 1e6, stop ? " after the stop" : "");
 			return -ETIMEDOUT;
 		}
 	}
+	if (now_us() - t0 > slot_wait_max)
+		slot_wait_max = now_us() - t0;
 	post(c, i, node, dctx, data, len);
 	c->user->slot_next = pos + 1;
 	ring_doorbell(c, i);
 	return 0;
+}
+
+static int ctx_send(struct ctx *c, uint32_t node, uint32_t dctx,
+		    const void *data, uint32_t len)
+{
+	return ctx_send_until(c, node, dctx, data, len, NULL);
 }
 
 /*
@@ -802,13 +832,14 @@ static int cmd_ping(uint32_t peer, uint32_t n, uint32_t size)
 	return fails;
 }
 
-static int cmd_send(uint32_t dest, uint32_t n, uint32_t size)
+static int cmd_send(uint32_t dest, uint32_t n, uint32_t size,
+		    const char *stop)
 {
 	uint8_t out[MCP_MAX_PAYLOAD];
 	struct ctx c;
-	uint32_t i;
+	uint32_t i, j, busy = 0;
 	double t0;
-	int ret;
+	int ret, err = 0;
 
 	if (!size || size > MCP_MAX_PAYLOAD)
 		size = MCP_MAX_PAYLOAD;
@@ -818,24 +849,27 @@ static int cmd_send(uint32_t dest, uint32_t n, uint32_t size)
 		return 1;
 	}
 	t0 = now_us();
-	for (i = 0; i < n; i++) {
+	/* with a stop file: at least n, then until told (every 16 packets) */
+	for (i = 0; i < n || (stop && (i % 16 || access(stop, F_OK))); i++) {
 		fill(out, c.lay.node, i, size);
-		if (ctx_send(&c, dest, TEST_CTX, out, size))
+		err = ctx_send_until(&c, dest, TEST_CTX, out, size, stop);
+		if (err)
 			break;
 	}
 	/* all slots back: everything arrived (or failed: SEND_ERR) */
-	for (ret = 0; ret < 5000; ret++) {
-		uint32_t j, busy = 0;
-
-		for (j = 0; j < c.lay.nslots; j++)
+	for (ret = 0; ret < (stop ? STOP_WAIT_US : SLOT_WAIT_US) / 1000; ret++) {
+		for (busy = 0, j = 0; j < c.lay.nslots; j++)
 			busy += slot_at(&c, j)->state != MYRI_SLOT_FREE;
 		if (!busy)
 			break;
 		usleep(1000);
 	}
 	t0 = now_us() - t0;
-	CHECK(i == n, "sent %u of %u packets of %u bytes to %u: %.1f MB/s",
-	      i, n, size, dest, t0 > 0 ? (double)i * size / t0 : 0.0);
+	CHECK(!err && i >= n && !busy,
+	      "sent %u packets of %u bytes to %u (%u asked%s), %u slots still busy at the end, longest wait for a slot %.1f s: %.1f MB/s%s%s",
+	      i, size, dest, n, stop ? ", then until told" : "", busy,
+	      slot_wait_max / 1e6, t0 > 0 ? (double)i * size / t0 : 0.0,
+	      err ? ": " : "", err ? strerror(-err) : "");
 	ctx_close(&c);
 	return fails;
 }
@@ -1012,7 +1046,7 @@ static int cmd_dmesg(void)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: %s info|counters|state|bad|excl|crash|dmesg|local N [SIZE]|echo N [MS]|ping PEER N [SIZE]|send DEST N [SIZE]|recv N [MS]|firmware FILE WORD [MS]\n",
+	fprintf(stderr, "usage: %s info|counters|state|bad|excl|crash|dmesg|local N [SIZE]|echo N [MS]|ping PEER N [SIZE]|send DEST N [SIZE [STOPFILE]]|recv N [MS]|firmware FILE WORD [MS]\n",
 		program_invocation_short_name);
 	return 2;
 }
@@ -1054,7 +1088,8 @@ int main(int argc, char **argv)
 				  arg(argc, argv, 4, 64));
 	if (!strcmp(cmd, "send") && argc >= 4)
 		return !!cmd_send(arg(argc, argv, 2, 0), arg(argc, argv, 3, 1),
-				  arg(argc, argv, 4, 0));
+				  arg(argc, argv, 4, 0),
+				  argc > 5 ? argv[5] : NULL);
 	if (!strcmp(cmd, "recv") && argc >= 3)
 		return !!cmd_recv(arg(argc, argv, 2, 1),
 				  arg(argc, argv, 3, 10000));
