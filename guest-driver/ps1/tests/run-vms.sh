@@ -70,4 +70,6 @@ done
 sleep 2
 echo "logs in $D"
 grep -H "DONE fails" $D/n*.log
-! grep -h "FAIL" $D/n*.log
+# every node finished (a hung guest is a failure too) with no failure
+[ $done = $NODES ] || { echo "only $done of $NODES nodes finished within ${TMO} s"; exit 1; }
+[ "$(grep -h "DONE fails=0" $D/n*.log | wc -l)" = $NODES ] && ! grep -h "FAIL" $D/n*.log
