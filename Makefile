@@ -8,6 +8,7 @@
 #   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
 #   make bench-myri       Myrinet card (HAL, ports) vs TCP -> build/bench/myri.tsv
 #   make bench-tgr        Telegraphos remote memory and REQ -> build/bench/tgr.tsv
+#   make bench-rv32       the Myrinet card's RV32IM core, MIPS -> build/bench/rv32.tsv
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
@@ -33,7 +34,7 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr clean distclean
+.PHONY: all deps qemu tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
 
 all: qemu tools image
 
@@ -281,7 +282,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1 bench-myri bench-tgr
+bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -294,6 +295,9 @@ bench-myri: all
 
 bench-tgr: all
 	@./tests/bench/tgr.sh
+
+bench-rv32: $(B)/tests/unit/test-rv32
+	@./tests/bench/rv32.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench
