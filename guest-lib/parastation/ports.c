@@ -251,9 +251,12 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 				errno = err;
 				return -1;
 			}
+			/* wake on a packet too: two nodes sending to each
+			 * other with full NICs free room only by draining */
 			if (stalled)
 				sleep_ms(1);
-			else if (ps_hal_wait(p->hal, PS_HAL_TX, WAIT_MS) < 0) {
+			else if (ps_hal_wait(p->hal, PS_HAL_TX | PS_HAL_RX,
+					     WAIT_MS) < 0) {
 				err = errno;
 				ports_lock(p);
 				ports_abandon(p, dest, granted, off > 0);
