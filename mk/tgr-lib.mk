@@ -3,10 +3,10 @@
 # tgrcheck for tests/cluster/tgr.sh), and the host unit test of the REQ
 # queue (the device's FSM with the driver's and library's queue logic).
 TGRLIB_SRC := guest-lib/tgr/tgr.c guest-lib/tgr/tgr_queue.c
-TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h guest-driver/tgr/tgr_ioctl.h guest-driver/tgr/tgr_regs.h \
+TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h guest-driver/tgr/tgr_ioctl.h $(TGR_HW_HDR) \
 	guest-driver/tgr/tgr_qlogic.h
 TGRLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(TGRLIB_SRC))
-TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/tgr -Iguest-driver/tgr
+TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/tgr -Iguest-driver/tgr
 TGR_TOOL_HDR := guest-lib/tgr/tools/tgrtool.h
 
 $(B)/guest/obj/guest-lib/tgr/%.o: guest-lib/tgr/%.c $(TGRLIB_HDR)

@@ -22,8 +22,8 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "lanai_regs.h"
-#include "myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "myri_ioctl.h"
 
 #define MYRI_NAME		"myri"

@@ -18,7 +18,7 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 
-#include "ps1_regs.h"
+#include "vcluster/hw/ps1_regs.h"
 #include "ps1_ioctl.h"
 
 #define PS1_NAME		"ps1"

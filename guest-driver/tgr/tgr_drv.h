@@ -25,7 +25,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 #include "tgr_ioctl.h"
 #include "tgr_qlogic.h"
 

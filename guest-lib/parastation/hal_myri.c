@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lanai_regs.h"
+#include "vcluster/hw/lanai_regs.h"
 #include "myri_ioctl.h"
-#include "myri_mcp_if.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "ps_hal.h"
 
 #define MYRI_POLLS		32	/* status polls before stalling */

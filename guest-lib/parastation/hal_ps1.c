@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "ps1_ioctl.h"
-#include "ps1_regs.h"
+#include "vcluster/hw/ps1_regs.h"
 #include "ps_hal.h"
 
 

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 #include "tgr_ioctl.h"
 
 typedef struct tgr tgr_t;		/* an open device: one context */

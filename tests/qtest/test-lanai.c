@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../guest-driver/myri/lanai_regs.h"
+#include "vcluster/hw/lanai_regs.h"
 
 #define BASE ((uint64_t)0xe1000000)
 #define SRAM(off) (BASE + LANAI_SRAM_OFFSET + (off))

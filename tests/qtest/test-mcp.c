@@ -14,8 +14,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../guest-driver/myri/lanai_regs.h"
-#include "../../guest-driver/myri/myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "rdp.h"
 
 #define BASE 0xe0000000ull          /* BAR0: 16 MiB aligned */

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define K FABRIC_KIND_TELEGRAPHOS
 #define NODE 1                  /* the card */

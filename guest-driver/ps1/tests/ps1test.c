@@ -46,7 +46,7 @@
 
 #include "../../common/kernel_log.h"
 #include "ps1_ioctl.h"
-#include "ps1_regs.h"
+#include "vcluster/hw/ps1_regs.h"
 
 static int fails;
 static int fd = -1;

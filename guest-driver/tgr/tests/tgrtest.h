@@ -23,7 +23,7 @@
 
 #include "tgr.h"
 #include "tgr_ioctl.h"
-#include "tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define PAGE 4096u
 #define MAX_SENDERS 64
