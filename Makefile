@@ -33,10 +33,14 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Iqemu-h
 
 # Headers shared by the devices, drivers, firmware, libraries and tests:
 # include/vcluster/hw/ the cards' registers and memory layouts,
-# include/vcluster/fw/ the Myrinet firmware's host interface.
+# include/vcluster/fw/ the Myrinet firmware's host interface,
+# include/uapi/ the drivers' user interfaces (ioctls, mmap offsets).
 PS1_HW_HDR := include/vcluster/hw/ps1_regs.h
 MYRI_HW_HDR := include/vcluster/hw/lanai_regs.h include/vcluster/fw/myri_mcp_if.h
 TGR_HW_HDR := include/vcluster/hw/tgr_regs.h
+PS1_UAPI_HDR := include/uapi/ps1_ioctl.h
+MYRI_UAPI_HDR := include/uapi/myri_ioctl.h
+TGR_UAPI_HDR := include/uapi/tgr_ioctl.h
 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
@@ -93,23 +97,22 @@ $(B)/guest/bin/%: images/guest-tools/%.c
 
 # Driver test programs, beside their drivers.
 GUEST_TOOLS += $(B)/guest/bin/ps1test
-$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h guest-driver/ps1/ps1_ioctl.h $(PS1_HW_HDR)
+$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Iguest-driver/ps1 -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
 
 GUEST_TOOLS += $(B)/guest/bin/myritest
-$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h guest-driver/myri/myri_ioctl.h $(MYRI_HW_HDR)
+$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Iguest-driver/myri -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
 
 # --- ParaStation user-level library (guest-lib/parastation) -------------
 # libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
 # for the guest.
 PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
-PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h $(PS1_HW_HDR) \
-	guest-driver/myri/myri_ioctl.h $(MYRI_HW_HDR)
+PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) $(PS1_UAPI_HDR) $(PS1_HW_HDR) $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
-PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/parastation -Iguest-driver/ps1 -Iguest-driver/myri
+PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/parastation
 
 $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
@@ -136,13 +139,13 @@ KDIR := /lib/modules/$(KVER)/build
 GUEST_DRIVERS := ps1 myri
 GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
 
-$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_HW_HDR)
+$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
 	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
 
-$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_HW_HDR)
+$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 # tgrcheck for tests/cluster/tgr.sh), and the host unit test of the REQ
 # queue (the device's FSM with the driver's and library's queue logic).
 TGRLIB_SRC := guest-lib/tgr/tgr.c guest-lib/tgr/tgr_queue.c
-TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h guest-driver/tgr/tgr_ioctl.h $(TGR_HW_HDR) \
+TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h $(TGR_UAPI_HDR) $(TGR_HW_HDR) \
 	guest-driver/tgr/tgr_qlogic.h
 TGRLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(TGRLIB_SRC))
 TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/tgr -Iguest-driver/tgr

@@ -24,7 +24,7 @@
 
 #include "vcluster/hw/lanai_regs.h"
 #include "vcluster/fw/myri_mcp_if.h"
-#include "myri_ioctl.h"
+#include "uapi/myri_ioctl.h"
 
 #define MYRI_NAME		"myri"
 #define MYRI_VERSION_STR	"1.0.0"

@@ -19,7 +19,7 @@
 #include <linux/wait.h>
 
 #include "vcluster/hw/ps1_regs.h"
-#include "ps1_ioctl.h"
+#include "uapi/ps1_ioctl.h"
 
 #define PS1_NAME		"ps1"
 #define PS1_VERSION_STR		"1.0.0"

@@ -26,7 +26,7 @@
 #include <linux/workqueue.h>
 
 #include "vcluster/hw/tgr_regs.h"
-#include "tgr_ioctl.h"
+#include "uapi/tgr_ioctl.h"
 #include "tgr_qlogic.h"
 
 #define TGR_NAME		"tgr"

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "vcluster/hw/lanai_regs.h"
-#include "myri_ioctl.h"
+#include "uapi/myri_ioctl.h"
 #include "vcluster/fw/myri_mcp_if.h"
 #include "ps_hal.h"
 

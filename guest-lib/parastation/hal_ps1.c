@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ps1_ioctl.h"
+#include "uapi/ps1_ioctl.h"
 #include "vcluster/hw/ps1_regs.h"
 #include "ps_hal.h"
 

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "vcluster/hw/tgr_regs.h"
-#include "tgr_ioctl.h"
+#include "uapi/tgr_ioctl.h"
 
 typedef struct tgr tgr_t;		/* an open device: one context */
 typedef struct tgr_seg tgr_seg_t;	/* an imported remote segment */

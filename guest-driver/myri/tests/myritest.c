@@ -51,7 +51,7 @@
 
 #include "../../common/kernel_log.h"
 #include "vcluster/hw/lanai_regs.h"
-#include "myri_ioctl.h"
+#include "uapi/myri_ioctl.h"
 #include "vcluster/fw/myri_mcp_if.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

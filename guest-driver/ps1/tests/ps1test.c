@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "../../common/kernel_log.h"
-#include "ps1_ioctl.h"
+#include "uapi/ps1_ioctl.h"
 #include "vcluster/hw/ps1_regs.h"
 
 static int fails;

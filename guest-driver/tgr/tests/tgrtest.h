@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "tgr.h"
-#include "tgr_ioctl.h"
+#include "uapi/tgr_ioctl.h"
 #include "vcluster/hw/tgr_regs.h"
 
 #define PAGE 4096u
