@@ -34,13 +34,16 @@ HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Iqemu-h
 # Headers shared by the devices, drivers, firmware, libraries and tests:
 # include/vcluster/hw/ the cards' registers and memory layouts,
 # include/vcluster/fw/ the Myrinet firmware's host interface,
-# include/uapi/ the drivers' user interfaces (ioctls, mmap offsets).
+# include/uapi/ the drivers' user interfaces (ioctls, mmap offsets),
+# include/vcluster/tgr_qlogic.h the Telegraphos REQ queue logic that the
+# driver, libtgr and a host test share.
 PS1_HW_HDR := include/vcluster/hw/ps1_regs.h
 MYRI_HW_HDR := include/vcluster/hw/lanai_regs.h include/vcluster/fw/myri_mcp_if.h
 TGR_HW_HDR := include/vcluster/hw/tgr_regs.h
 PS1_UAPI_HDR := include/uapi/ps1_ioctl.h
 MYRI_UAPI_HDR := include/uapi/myri_ioctl.h
 TGR_UAPI_HDR := include/uapi/tgr_ioctl.h
+TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz

@@ -27,7 +27,7 @@
 
 #include "vcluster/hw/tgr_regs.h"
 #include "uapi/tgr_ioctl.h"
-#include "tgr_qlogic.h"
+#include "vcluster/tgr_qlogic.h"
 
 #define TGR_NAME		"tgr"
 #define TGR_VERSION_STR		"1.0"

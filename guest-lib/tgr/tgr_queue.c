@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tgr_int.h"
-#include "tgr_qlogic.h"
+#include "vcluster/tgr_qlogic.h"
 
 struct tgr_q {
 	struct tgr_obj obj;
