@@ -158,6 +158,8 @@ $(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/my
 # mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the
 # guest; mcp-loop.bin and mcp-wild.bin are broken on purpose (driver tests).
 # Needs riscv64-unknown-elf-gcc (make deps); without it they are skipped.
+# The firmware's host tests (test-mcp, test-rdp) are built here, with the
+# firmware, since they compile its RDP code (rdp.c, rdp.h).
 MCP_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
 MCP_DIR := guest-driver/myri/mcp
 MCP_SRC := $(addprefix $(MCP_DIR)/,start.S main.c host.c net.c dma.c util.c rdp.c)
@@ -204,6 +206,12 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
 		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
+
+# The firmware's RDP core (freestanding), tested on the host.
+$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $< $(MCP_DIR)/rdp.c \
+		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
 # and UNIT_BINS' prerequisites before the image's inputs are fixed below ---
@@ -255,13 +263,6 @@ $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/r
 		$(B)/obj/qemu-hw/rv32core.o $(RV32_FW)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
-
-# The Myrinet firmware's RDP core (freestanding), tested on the host.
-$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c guest-driver/myri/mcp/rdp.c \
-		guest-driver/myri/mcp/rdp.h $(B)/lib/libfabric.a
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-driver/myri/mcp -o $@ $< guest-driver/myri/mcp/rdp.c \
-		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)
