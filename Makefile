@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcluster: a virtual cluster lab.  `make` builds everything incrementally.
 #   make deps    install the Debian packages (root)
 #   make         QEMU, fabricd, vcluster, guest image

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --- Telegraphos driver (guest-driver/tgr): tgr.ko and its test tool -------
 # tgr.ko builds like ps1.ko/myri.ko (W=1, against the guest kernel's
 # headers); tgrtest drives the driver's ioctls, and libtgr for the data path.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --- Telegraphos user-level library (guest-lib/tgr) ------------------------
 # libtgr.a for the guest, its tools (tgrbench for `make bench-tgr`,
 # tgrcheck for tests/cluster/tgr.sh), and the host unit test of the REQ

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build our QEMU: Debian's qemu 7.2 source (cached outside the tree) plus qemu-hw/.
 # Incremental: the source is unpacked and configured once; ninja rebuilds what changed.
 set -eu

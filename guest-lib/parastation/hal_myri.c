@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HAL backend for the LANai-style Myrinet card (myri.ko, /dev/myri0):
  * PS_HAL=myri.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HAL backend for the ParaStation board (ps1.ko, /dev/ps1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr: user-level access to the Telegraphos NIC (tgr.ko, /dev/tgr0).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr: REQ queues (tgr.h). The receiver's side maps the queue region
  * (hardware buffer, control page, overflow buffers) and dequeues with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vcluster: boots and drives an N-VM cluster (direct QEMU or libvirt). */
 #ifndef VCLUSTER_H
 #define VCLUSTER_H

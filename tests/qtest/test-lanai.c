@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest device tests for -device lanai (docs/hw/lanai.md).  The test plays
  * fabricd on the card's chardev and loads tiny firmware, assembled here,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest for the Myrinet firmware (MCP, guest-driver/myri/mcp/) running on
  * the real lanai device (docs/hw/myri-mcp.md).  No guest: the test loads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The shared fixture of the qtest device tests for -device telegraphos
  * (docs/hw/telegraphos.md): test-telegraphos.c and test-telegraphos-target.c.
