@@ -269,7 +269,8 @@ $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/r
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)
 QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
 
-$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h)
+$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h) \
+		$(PS1_HW_HDR) $(MYRI_HW_HDR) $(TGR_HW_HDR)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
 
