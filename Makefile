@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcluster: a virtual cluster lab.  `make` builds everything incrementally.
 #   make deps    install the Debian packages (root)
 #   make         QEMU, fabricd, vcluster, guest image
@@ -29,7 +30,21 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-glib-1.0 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs json-glib-1.0 2>/dev/null)
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iqemu-hw -Iqemu-hw/fabricd $(GLIB_CFLAGS)
+HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Iqemu-hw/fabricd $(GLIB_CFLAGS)
+
+# Headers shared by the devices, drivers, firmware, libraries and tests:
+# include/vcluster/hw/ the cards' registers and memory layouts,
+# include/vcluster/fw/ the Myrinet firmware's host interface,
+# include/uapi/ the drivers' user interfaces (ioctls, mmap offsets),
+# include/vcluster/tgr_qlogic.h the Telegraphos REQ queue logic that the
+# driver, libtgr and a host test share.
+PS1_HW_HDR := include/vcluster/hw/ps1_regs.h
+MYRI_HW_HDR := include/vcluster/hw/lanai_regs.h include/vcluster/fw/myri_mcp_if.h
+TGR_HW_HDR := include/vcluster/hw/tgr_regs.h
+PS1_UAPI_HDR := include/uapi/ps1_ioctl.h
+MYRI_UAPI_HDR := include/uapi/myri_ioctl.h
+TGR_UAPI_HDR := include/uapi/tgr_ioctl.h
+TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
@@ -86,23 +101,22 @@ $(B)/guest/bin/%: images/guest-tools/%.c
 
 # Driver test programs, beside their drivers.
 GUEST_TOOLS += $(B)/guest/bin/ps1test
-$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h
+$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/ps1 -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
 
 GUEST_TOOLS += $(B)/guest/bin/myritest
-$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
+$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-driver/myri -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
 
 # --- ParaStation user-level library (guest-lib/parastation) -------------
 # libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
 # for the guest.
 PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
-PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) guest-driver/ps1/ps1_ioctl.h guest-driver/ps1/ps1_regs.h \
-	guest-driver/myri/myri_ioctl.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
+PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) $(PS1_UAPI_HDR) $(PS1_HW_HDR) $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
-PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/parastation -Iguest-driver/ps1 -Iguest-driver/myri
+PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/parastation
 
 $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
@@ -129,13 +143,13 @@ KDIR := /lib/modules/$(KVER)/build
 GUEST_DRIVERS := ps1 myri
 GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
 
-$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild
+$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
 	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
 
-$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild
+$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
@@ -145,18 +159,20 @@ $(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/my
 # mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the
 # guest; mcp-loop.bin and mcp-wild.bin are broken on purpose (driver tests).
 # Needs riscv64-unknown-elf-gcc (make deps); without it they are skipped.
+# The firmware's host tests (test-mcp, test-rdp) are built here, with the
+# firmware, since they compile its RDP code (rdp.c, rdp.h).
 MCP_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
 MCP_DIR := guest-driver/myri/mcp
 MCP_SRC := $(addprefix $(MCP_DIR)/,start.S main.c host.c net.c dma.c util.c rdp.c)
-MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h guest-driver/myri/myri_mcp_if.h guest-driver/myri/lanai_regs.h
-MCP_CFLAGS := -std=gnu11 -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles \
+MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h $(MYRI_HW_HDR)
+MCP_CFLAGS := -std=gnu11 -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Iinclude \
 	-fno-tree-loop-distribute-patterns -Wall -Wextra -DRDP_MAX_PEERS=64 \
 	-T $(MCP_DIR)/mcp.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 MYRI_FW_DIR := $(B)/guest/firmware/myri
 
-$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c guest-driver/myri/myri_mcp_if.h
+$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c include/vcluster/fw/myri_mcp_if.h
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -o $@ $< -lz
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -Iinclude -o $@ $< -lz
 
 $(B)/obj/mcp/mcp.elf: $(MCP_SRC) $(MCP_HDR) $(MCP_DIR)/mcp.ld
 	@mkdir -p $(dir $@)
@@ -191,6 +207,12 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
 		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
+
+# The firmware's RDP core (freestanding), tested on the host.
+$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $< $(MCP_DIR)/rdp.c \
+		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
 # and UNIT_BINS' prerequisites before the image's inputs are fixed below ---
@@ -243,18 +265,12 @@ $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/r
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
 
-# The Myrinet firmware's RDP core (freestanding), tested on the host.
-$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c guest-driver/myri/mcp/rdp.c \
-		guest-driver/myri/mcp/rdp.h $(B)/lib/libfabric.a
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-driver/myri/mcp -o $@ $< guest-driver/myri/mcp/rdp.c \
-		$(B)/lib/libfabric.a $(GLIB_LIBS)
-
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)
 QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
 
-$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h)
+$(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h) \
+		$(PS1_HW_HDR) $(MYRI_HW_HDR) $(TGR_HW_HDR)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
 

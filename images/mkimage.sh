@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mkimage.sh OUTDIR GUESTDIR -- build the vcluster guest initramfs.
 #
 # Produces (each file replaced atomically):

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --- Telegraphos driver (guest-driver/tgr): tgr.ko and its test tool -------
 # tgr.ko builds like ps1.ko/myri.ko (W=1, against the guest kernel's
 # headers); tgrtest drives the driver's ioctls, and libtgr for the data path.
 GUEST_MODULES += $(B)/guest/modules/tgr.ko
-$(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/Kbuild
+$(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/Kbuild $(TGR_UAPI_HDR) $(TGR_HW_HDR) $(TGR_QL_HDR)
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/tgr) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)
@@ -12,6 +13,6 @@ GUEST_TOOLS += $(B)/guest/bin/tgrtest
 TGRTEST_SRC := guest-driver/tgr/tests/tgrtest.c guest-driver/tgr/tests/tgrtest_cmds.c \
 	guest-driver/tgr/tests/tgrtest_local.c
 $(B)/guest/bin/tgrtest: $(TGRTEST_SRC) guest-driver/tgr/tests/tgrtest.h guest-driver/common/kernel_log.h \
-		guest-driver/tgr/tgr_ioctl.h guest-driver/tgr/tgr_regs.h guest-lib/tgr/tgr.h $(B)/guest/lib/libtgr.a
+		$(TGR_UAPI_HDR) $(TGR_HW_HDR) guest-lib/tgr/tgr.h $(B)/guest/lib/libtgr.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iguest-lib/tgr -Iguest-driver/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Iguest-lib/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread

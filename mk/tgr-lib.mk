@@ -1,12 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --- Telegraphos user-level library (guest-lib/tgr) ------------------------
 # libtgr.a for the guest, its tools (tgrbench for `make bench-tgr`,
 # tgrcheck for tests/cluster/tgr.sh), and the host unit test of the REQ
 # queue (the device's FSM with the driver's and library's queue logic).
 TGRLIB_SRC := guest-lib/tgr/tgr.c guest-lib/tgr/tgr_queue.c
-TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h guest-driver/tgr/tgr_ioctl.h guest-driver/tgr/tgr_regs.h \
-	guest-driver/tgr/tgr_qlogic.h
+TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h $(TGR_UAPI_HDR) $(TGR_HW_HDR) $(TGR_QL_HDR)
 TGRLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(TGRLIB_SRC))
-TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iguest-lib/tgr -Iguest-driver/tgr
+TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/tgr
 TGR_TOOL_HDR := guest-lib/tgr/tools/tgrtool.h
 
 $(B)/guest/obj/guest-lib/tgr/%.o: guest-lib/tgr/%.c $(TGRLIB_HDR)
@@ -38,6 +38,6 @@ $(B)/guest/bin/tgrcheck: guest-lib/tgr/tools/tgrcheck.c $(B)/guest/obj/guest-lib
 $(B)/tests/unit/test-tgr-queue: tests/unit/test-tgr-queue.c qemu-hw/telegraphos-req.c qemu-hw/telegraphos-req.h \
 		guest-lib/tgr/tgr_queue.c $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-driver/tgr -Iguest-lib/tgr -o $@ $< qemu-hw/telegraphos-req.c \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-lib/tgr -o $@ $< qemu-hw/telegraphos-req.c \
 		guest-lib/tgr/tgr_queue.c $(GLIB_LIBS) -lpthread
 # --- end Telegraphos library ------------------------------------------------

@@ -16,7 +16,7 @@
 #include "vcpu-stall.h"
 #include "rv32core.h"
 /* The register interface, shared with the driver and the firmware. */
-#include "../guest-driver/myri/lanai_regs.h"
+#include "vcluster/hw/lanai_regs.h"
 
 #define TYPE_LANAI "lanai"
 OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)

@@ -23,7 +23,7 @@
 #include "fabric-link.h"
 #include "vcpu-stall.h"
 /* The register interface, shared with the driver and user space. */
-#include "../guest-driver/ps1/ps1_regs.h"
+#include "vcluster/hw/ps1_regs.h"
 
 #define TYPE_PARASTATION "parastation"
 OBJECT_DECLARE_SIMPLE_TYPE(ParaStationState, PARASTATION)

@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "telegraphos-req.h"
-#include "../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 static uint32_t le32_at(const uint8_t *p)
 {

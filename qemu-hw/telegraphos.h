@@ -18,7 +18,7 @@
 #include "vcpu-stall.h"
 #include "telegraphos-req.h"
 /* The register interface, shared with the driver and libtgr. */
-#include "../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define TYPE_TELEGRAPHOS "telegraphos"
 OBJECT_DECLARE_SIMPLE_TYPE(TgrState, TELEGRAPHOS)

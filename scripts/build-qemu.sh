@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build our QEMU: Debian's qemu 7.2 source (cached outside the tree) plus qemu-hw/.
 # Incremental: the source is unpacked and configured once; ninja rebuilds what changed.
 set -eu
@@ -24,8 +25,13 @@ if [ ! -f "$src/.vcluster-prepared" ]; then
 		die "qemu-hw/qemu-patch/vcluster.patch does not apply"
 	touch "$src/.vcluster-prepared"
 fi
-# hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly.
+# hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly;
+# include/vcluster at its include/vcluster/, so the devices include the shared
+# register headers as "vcluster/hw/..." like everyone else, and ninja's
+# dependencies on them name paths that exist (a "../" through the hw/vcluster
+# link would not: ninja shortens it by text, and rebuilds on every run).
 ln -sfn "$top/qemu-hw" "$src/hw/vcluster"
+ln -sfn "$top/include/vcluster" "$src/include/vcluster"
 
 # Relative paths in ccache's hash: another clone of the tree reuses the cache.
 export CCACHE_BASEDIR="$top" CCACHE_NOHASHDIR=1

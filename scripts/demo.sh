@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make demo: boot a 4-node cluster (eth LAN, ParaStation boards on a 2x2
 # torus, LANai-style Myrinet cards on a crossbar switch, Telegraphos NICs on
 # a crossbar), show it, run a ping matrix, a TCP throughput test, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install every Debian package the project needs (idempotent); enable deb-src for QEMU's source.
 set -eu
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # scripts/plot-latency.sh OUT.png TSV [TITLE]: latency against message size,
 # log-log, one line per series, drawn with gnuplot.
 #

@@ -22,9 +22,9 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "lanai_regs.h"
-#include "myri_mcp_if.h"
-#include "myri_ioctl.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "vcluster/fw/myri_mcp_if.h"
+#include "uapi/myri_ioctl.h"
 
 #define MYRI_NAME		"myri"
 #define MYRI_VERSION_STR	"1.0.0"

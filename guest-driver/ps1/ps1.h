@@ -18,8 +18,8 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 
-#include "ps1_regs.h"
-#include "ps1_ioctl.h"
+#include "vcluster/hw/ps1_regs.h"
+#include "uapi/ps1_ioctl.h"
 
 #define PS1_NAME		"ps1"
 #define PS1_VERSION_STR		"1.0.0"

@@ -25,9 +25,9 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "tgr_regs.h"
-#include "tgr_ioctl.h"
-#include "tgr_qlogic.h"
+#include "vcluster/hw/tgr_regs.h"
+#include "uapi/tgr_ioctl.h"
+#include "vcluster/tgr_qlogic.h"
 
 #define TGR_NAME		"tgr"
 #define TGR_VERSION_STR		"1.0"

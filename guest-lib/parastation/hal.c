@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HAL front end: picks the backend and checks arguments, so that every
  * backend gets the same, already validated calls and the same errnos.

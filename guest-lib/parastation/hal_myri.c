@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HAL backend for the LANai-style Myrinet card (myri.ko, /dev/myri0):
  * PS_HAL=myri.
@@ -27,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lanai_regs.h"
-#include "myri_ioctl.h"
-#include "myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "uapi/myri_ioctl.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "ps_hal.h"
 
 #define MYRI_POLLS		32	/* status polls before stalling */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * HAL backend for the ParaStation board (ps1.ko, /dev/ps1).
  *
@@ -23,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ps1_ioctl.h"
-#include "ps1_regs.h"
+#include "uapi/ps1_ioctl.h"
+#include "vcluster/hw/ps1_regs.h"
 #include "ps_hal.h"
 
 

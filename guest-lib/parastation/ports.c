@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Ports: many processes per node on one NIC (paper 4.2.2).
  *

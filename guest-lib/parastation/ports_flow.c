@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Ports: flow control between nodes (see ports.c for the layer).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Ports layer internals, shared by its three files: ports.c (the
  * interface of ps_ports.h), ports_pool.c (the pool shared by the

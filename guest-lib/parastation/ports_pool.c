@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Ports: the pool that the processes of a node share (see ports.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ParaStation hardware abstraction layer (HAL), paper section 4.2.1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ParaStation ports (paper section 4.2.2, "system layer"): many processes
  * per node share the network interface.  Each process opens one or more

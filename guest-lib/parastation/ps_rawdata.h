@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ParaStation rawdata port (paper section 4.2.2): the fastest way to move
  * whole messages between nodes.  One process per node owns it; it gets the

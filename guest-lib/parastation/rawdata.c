@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rawdata: whole messages over HAL packets, one process per node.
  *

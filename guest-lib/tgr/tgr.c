@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr: device, export/import, remote access, atomics, fetch and DMA,
  * multicast, counters and events (tgr.h). The REQ queues are in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr: user-level access to the Telegraphos NIC (tgr.ko, /dev/tgr0).
  *
@@ -34,8 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tgr_regs.h"
-#include "tgr_ioctl.h"
+#include "vcluster/hw/tgr_regs.h"
+#include "uapi/tgr_ioctl.h"
 
 typedef struct tgr tgr_t;		/* an open device: one context */
 typedef struct tgr_seg tgr_seg_t;	/* an imported remote segment */

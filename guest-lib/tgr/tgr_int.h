@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr internals shared by tgr.c and tgr_queue.c; not installed.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libtgr: REQ queues (tgr.h). The receiver's side maps the queue region
  * (hardware buffer, control page, overflow buffers) and dequeues with the
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 #include "tgr_int.h"
-#include "tgr_qlogic.h"
+#include "vcluster/tgr_qlogic.h"
 
 struct tgr_q {
 	struct tgr_obj obj;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tcpbench -- small TCP throughput / latency benchmark for vcluster guests.
  *

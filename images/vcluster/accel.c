@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Accelerator choice.  /dev/kvm can exist and still hang the guest after the
  * BIOS (nested KVM here), so "auto" boots the guest kernel once under KVM and

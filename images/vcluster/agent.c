@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qemu-guest-agent client: sync, guest-exec, guest-exec-status and
  * guest-file-open/read/write/close.

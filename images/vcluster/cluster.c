@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Cluster run directory, saved state and build paths. */
 #include "vcluster.h"
 

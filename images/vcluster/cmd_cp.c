@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vcluster cp: copy a file to or from a guest through its guest agent. */
 #include "vcluster.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vcluster reboot: a hardware reset of nodes, then wait for their new boot. */
 #include "vcluster.h"
 

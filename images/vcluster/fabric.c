@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fabricd instances of a cluster: one per fabric kind. */
 #include "vcluster.h"
 

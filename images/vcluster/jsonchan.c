@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Newline-delimited JSON over a unix stream socket: QMP and the guest agent. */
 #include "vcluster.h"
 

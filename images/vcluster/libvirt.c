@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* --libvirt: the same nodes as libvirt domains on qemu:///system. */
 #include "vcluster.h"
 

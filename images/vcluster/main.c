@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vcluster: boot and drive a cluster of QEMU VMs linked by fabricd. */
 #include "vcluster.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The myrinet fabric's topology and the route files its guests load.
  * Routes come from the same module fabricd walks them with

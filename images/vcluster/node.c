@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The QEMU of one node: its arguments, start and stop in direct mode. */
 #include "vcluster.h"
 

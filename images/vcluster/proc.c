@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Process helpers: liveness, pid files, stopping, daemon spawning. */
 #include "vcluster.h"
 

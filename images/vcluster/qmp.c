@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* QMP client: greeting and capability negotiation. */
 #include "vcluster.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vcluster: boots and drives an N-VM cluster (direct QEMU or libvirt). */
 #ifndef VCLUSTER_H
 #define VCLUSTER_H
@@ -6,7 +7,7 @@
 #include <json-glib/json-glib.h>
 #include <sys/types.h>
 
-#include "../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define VC_MAX_NODES 64
 #define VC_DEFAULT_NAME "vc"
@@ -140,7 +141,7 @@ gboolean fabric_topology_valid(const char *topo, int nodes, GError **err);
 /*
  * The telegraphos card's local mirror (in its shadow BAR) must cover guest
  * memory.  The device's default is 512 MiB; the shadow address layout of
- * guest-driver/tgr/tgr_regs.h (bit 29 selects the remote shadow) is the
+ * include/vcluster/hw/tgr_regs.h (bit 29 selects the remote shadow) is the
  * largest mirror the card can have.
  */
 #define VC_TGR_DEFAULT_MIRROR_MB 512

@@ -19,7 +19,7 @@
 #include "capture.h"
 #include "fabric-proto.h"
 #include "fabric.h"
-#include "../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define TGR_DEFAULT_HOP_NS      250
 #define TGR_DEFAULT_LINK_MBPS   100

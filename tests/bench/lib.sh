@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the benchmarks (tests/bench/*.sh): one cluster at a time, guest
 # commands, rows of the TSV, medians and the parsing of pstest/tcpbench.
 # The script sets $vc (vcluster) first, then calls bench_start.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-myri: the Myrinet card (LANai-style, the MCP running RDP,
 # myri.ko, the ParaStation library with PS_HAL=myri) against kernel TCP.
 # 2 nodes (--fabric eth,myrinet), node0 <-> node1 at the HAL, the ports

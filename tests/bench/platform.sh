@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-platform: 4-node boot time and exec round trip.
 # Writes build/bench/platform.tsv (metric<TAB>value).
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-ps1: the ParaStation paper's benchmarks (section 5, Tables 1-3).
 #   - node0 <-> node1 (1 hop) on a 4-node torus:2x2, HAL, rawdata, ports
 #     and kernel TCP (eth fabric), two ways:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-tgr: the Telegraphos NIC (device, telegraphos fabric, tgr.ko,
 # libtgr) on 5 nodes (--fabric telegraphos): node0 receives, nodes 1-4
 # send. Guest tool: tgrbench (guest-lib/tgr/tools/tgrbench.c).

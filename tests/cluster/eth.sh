@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Cluster tests on 3 VMs over the eth fabric: tests/cluster/eth.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcluster's handling of bad input and failed boots: tests/cluster/launcher.sh MODE
 set -u
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Myrinet card on 4 nodes: device (lanai), fabric (myrinet kind),
 # firmware (MCP, RDP), driver (myri.ko) and PS_HAL=myri together.
 #   - every card up with the routes vcluster handed over through fw_cfg;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ParaStation user-level library (libps: HAL, rawdata, ports) on a 2x2 torus,
 # through pstest in the guests.
 # tests/cluster/ps1-lib.sh direct|libvirt

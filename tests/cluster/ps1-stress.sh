@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stress of the ParaStation ports layer on a 2x2 torus, through psstress in
 # the guests: a flood into one slow receiver, 8 senders of 64 KiB messages
 # into one late receiver, an all-to-all exchange of 8 processes with random

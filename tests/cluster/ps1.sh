@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ParaStation board on a 2x2 torus: device, ps1 fabric and ps1.ko together.
 # tests/cluster/ps1.sh direct|libvirt
 set -u

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcluster reboot on 2 VMs over the eth fabric: tests/cluster/reboot.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"

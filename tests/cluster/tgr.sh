@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Telegraphos NIC on 4 nodes: device (telegraphos), fabric (telegraphos
 # kind), driver (tgr.ko) and libtgr together; guest tool tgrcheck
 # (guest-lib/tgr/tools/tgrcheck.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qtest protocol client and fake fabric endpoint for device tests. */
 #define _GNU_SOURCE
 #include "qtest-client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A small client for QEMU's qtest protocol: starts our QEMU with
  * -accel qtest, finds a PCI device, maps its BAR and accesses registers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest device tests for -device lanai (docs/hw/lanai.md).  The test plays
  * fabricd on the card's chardev and loads tiny firmware, assembled here,
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../guest-driver/myri/lanai_regs.h"
+#include "vcluster/hw/lanai_regs.h"
 
 #define BASE ((uint64_t)0xe1000000)
 #define SRAM(off) (BASE + LANAI_SRAM_OFFSET + (off))

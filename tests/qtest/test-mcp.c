@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest for the Myrinet firmware (MCP, guest-driver/myri/mcp/) running on
  * the real lanai device (docs/hw/myri-mcp.md).  No guest: the test loads
@@ -14,8 +15,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../guest-driver/myri/lanai_regs.h"
-#include "../../guest-driver/myri/myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "rdp.h"
 
 #define BASE 0xe0000000ull          /* BAR0: 16 MiB aligned */

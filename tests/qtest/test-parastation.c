@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest device tests for -device parastation (docs/hw/parastation.md).
  * The test plays fabricd on the board's chardev.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest device tests for -device telegraphos (docs/hw/telegraphos.md):
  * the target side (requests from peers into our exports: the REQ FSM,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest device tests for -device telegraphos (docs/hw/telegraphos.md).
  * The test plays fabricd (and every peer node) on the card's chardev and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The shared fixture of the qtest device tests for -device telegraphos
  * (docs/hw/telegraphos.md): test-telegraphos.c and test-telegraphos-target.c.
@@ -18,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define K FABRIC_KIND_TELEGRAPHOS
 #define NODE 1                  /* the card */

@@ -16,7 +16,7 @@
 #pragma GCC diagnostic pop
 
 #include "prng.h"
-#include "../guest-driver/tgr/tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define T_SEND 1000000ull   /* virtual send time the fake NICs stamp */
 #define SEED 0x2a           /* the harness's --seed */

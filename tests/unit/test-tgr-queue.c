@@ -2,7 +2,7 @@
  * The Telegraphos REQ queue end to end on the host: the device's receive
  * FSM (qemu-hw/telegraphos-req.c) enqueues into a queue region in a host
  * array; the kernel's overflow handler and RELINK and the user's dequeue
- * are the real code of guest-driver/tgr/tgr_qlogic.h.
+ * are the real code of include/vcluster/tgr_qlogic.h.
  *
  * - Stress: a NIC thread enqueues items sender << 24 | seq from 3
  *   simulated senders into small buffers (64..256 bytes) that overflow
@@ -38,7 +38,7 @@
 
 static void test_deq_hook(void);
 #define tgr_ql_deq_hook() test_deq_hook()
-#include "tgr_qlogic.h"
+#include "vcluster/tgr_qlogic.h"
 #include "telegraphos-req.h"
 #include "tgr_int.h"            /* libtgr's internals, for its queue code */
 

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lanai_regs.h"
-#include "../myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "vcluster/fw/myri_mcp_if.h"
 #include "rdp.h"
 
 _Static_assert(RDP_MAX_PEERS >= MCP_MAX_NODES, "RDP_MAX_PEERS < nodes");

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../myri_mcp_if.h"
+#include "vcluster/fw/myri_mcp_if.h"
 
 static const char *prog = "mkimage";
 

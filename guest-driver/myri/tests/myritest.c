@@ -50,9 +50,9 @@
 #include <unistd.h>
 
 #include "../../common/kernel_log.h"
-#include "lanai_regs.h"
-#include "myri_ioctl.h"
-#include "myri_mcp_if.h"
+#include "vcluster/hw/lanai_regs.h"
+#include "uapi/myri_ioctl.h"
+#include "vcluster/fw/myri_mcp_if.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define TEST_CTX	1	/* the raw context ping/echo/send/recv use */

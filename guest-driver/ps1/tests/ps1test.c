@@ -45,8 +45,8 @@
 #include <unistd.h>
 
 #include "../../common/kernel_log.h"
-#include "ps1_ioctl.h"
-#include "ps1_regs.h"
+#include "uapi/ps1_ioctl.h"
+#include "vcluster/hw/ps1_regs.h"
 
 static int fails;
 static int fd = -1;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # Boot NODES guests on a `fabricd --kind ps1` fabric with a test initramfs
 # (the project image + ps1.ko + ps1test + vm-selftest.sh) and wait for the
 # self-test. Build first: make -C guest-driver/ps1 modules test

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # ps1 driver self-test inside a vcluster guest. run-vms.sh puts it into a
 # test initramfs as /sbin/ps1-selftest, started once from inittab; the
 # scenario comes from ps1.test=pair|torus|linkdown|hotplug|parity.

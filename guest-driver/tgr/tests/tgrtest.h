@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "tgr.h"
-#include "tgr_ioctl.h"
-#include "tgr_regs.h"
+#include "uapi/tgr_ioctl.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #define PAGE 4096u
 #define MAX_SENDERS 64

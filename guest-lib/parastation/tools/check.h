@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What pstest and psstress share: one "ok ..." or "FAIL ..." line per
  * check (the cluster tests grep for them), and a monotonic clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * psstress: stress tests of the ParaStation ports layer (libps.a), for
  * tests/cluster/ps1-stress.sh and myri.sh.

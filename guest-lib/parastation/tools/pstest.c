@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pstest: tests and benchmarks of the ParaStation library (libps.a).
  *

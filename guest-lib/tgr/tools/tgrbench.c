@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tgrbench: the measurements behind `make bench-tgr` (tests/bench/tgr.sh).
  *

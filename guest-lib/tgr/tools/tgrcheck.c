@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tgrcheck: libtgr and tgr.ko checks on a cluster (tests/cluster/tgr.sh).
  * One "ok ..." or "FAIL ..." line per check; exit status 1 if any failed,

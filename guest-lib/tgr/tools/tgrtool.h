@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What tgrbench and tgrcheck share: "ok ..."/"FAIL ..." lines (the shell
  * scripts grep for them), clocks, argument parsing, segid files, and the

@@ -38,7 +38,7 @@
 #ifndef _TGR_QLOGIC_H
 #define _TGR_QLOGIC_H
 
-#include "tgr_regs.h"
+#include "vcluster/hw/tgr_regs.h"
 
 #ifdef __KERNEL__
 #include <linux/types.h>
