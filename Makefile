@@ -30,7 +30,7 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-glib-1.0 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs json-glib-1.0 2>/dev/null)
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Iqemu-hw/fabricd $(GLIB_CFLAGS)
+HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Idaemon/fabricd $(GLIB_CFLAGS)
 
 # Headers shared by the devices, drivers, firmware, libraries and tests:
 # include/vcluster/hw/ the cards' registers and memory layouts,
@@ -61,7 +61,7 @@ qemu:
 	@V=$(V) ./scripts/build-qemu.sh
 
 # --- host tools (C + glib) ---
-FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard qemu-hw/fabricd/*.c))
+FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard daemon/fabricd/*.c))
 FABRIC_LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FABRIC_LIB_SRC))
 VCLUSTER_SRC := $(wildcard images/vcluster/*.c)
 VCLUSTER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(VCLUSTER_SRC))
@@ -79,11 +79,11 @@ $(B)/lib/libfabric.a: $(FABRIC_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(B)/bin/fabricd: $(B)/obj/qemu-hw/fabricd/fabricd.o $(B)/lib/libfabric.a
+$(B)/bin/fabricd: $(B)/obj/daemon/fabricd/fabricd.o $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
-$(B)/bin/fabricctl: $(B)/obj/qemu-hw/fabricd/fabricctl.o $(B)/lib/libfabric.a
+$(B)/bin/fabricctl: $(B)/obj/daemon/fabricd/fabricctl.o $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 

@@ -2,7 +2,7 @@
 /*
  * The myrinet fabric's topology and the route files its guests load.
  * Routes come from the same module fabricd walks them with
- * (qemu-hw/fabricd/myrinet-topo.c), and from the same topology file: the
+ * (daemon/fabricd/myrinet-topo.c), and from the same topology file: the
  * copy in RUN/fabric-myrinet/.  docs/fabricd.md "Route files".
  */
 #include "vcluster.h"
