@@ -30,7 +30,9 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-glib-1.0 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs json-glib-1.0 2>/dev/null)
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -Iqemu-hw -Idaemon/fabricd $(GLIB_CFLAGS)
+# -I. for the wire protocol, included as "proto/fabric-proto.h" by the
+# devices (QEMU sees it through build/qemu-src/include/proto), fabricd and the tests.
+HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -I. -Iqemu-hw -Idaemon/fabricd $(GLIB_CFLAGS)
 
 # Headers shared by the devices, drivers, firmware, libraries and tests:
 # include/vcluster/hw/ the cards' registers and memory layouts,

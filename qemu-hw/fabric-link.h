@@ -1,6 +1,6 @@
 /*
  * Fabric link client: connects a device model to fabricd over a chardev,
- * using the frames of fabric-proto.h.
+ * using the frames of proto/fabric-proto.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -8,7 +8,7 @@
 #define HW_VCLUSTER_FABRIC_LINK_H
 
 #include "chardev/char-fe.h"
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 /* Called for every valid incoming frame; payload is hdr->len bytes. */
 typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,

@@ -26,12 +26,14 @@ if [ ! -f "$src/.vcluster-prepared" ]; then
 	touch "$src/.vcluster-prepared"
 fi
 # hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly;
-# include/vcluster at its include/vcluster/, so the devices include the shared
-# register headers as "vcluster/hw/..." like everyone else, and ninja's
+# include/vcluster at its include/vcluster/ and include/proto at its proto/, so
+# the devices include the shared register headers as "vcluster/hw/..." and the
+# wire protocol as "proto/fabric-proto.h" like everyone else, and ninja's
 # dependencies on them name paths that exist (a "../" through the hw/vcluster
 # link would not: ninja shortens it by text, and rebuilds on every run).
 ln -sfn "$top/qemu-hw" "$src/hw/vcluster"
 ln -sfn "$top/include/vcluster" "$src/include/vcluster"
+ln -sfn "$top/proto" "$src/include/proto"
 
 # Relative paths in ccache's hash: another clone of the tree reuses the cache.
 export CCACHE_BASEDIR="$top" CCACHE_NOHASHDIR=1

@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric-proto.h"
 #include "fabric.h"
+#include "proto/fabric-proto.h"
 
 /* A copy waiting in the delay line. */
 typedef struct HeldCopy {

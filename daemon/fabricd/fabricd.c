@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "control.h"
-#include "fabric-proto.h"
 #include "fabric.h"
+#include "proto/fabric-proto.h"
 #include "sock.h"
 
 #define EXIT_USAGE 2

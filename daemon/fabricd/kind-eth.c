@@ -8,8 +8,8 @@
 
 #include "capture.h"
 #include "ethswitch.h"
-#include "fabric-proto.h"
 #include "kind.h"
+#include "proto/fabric-proto.h"
 
 static FrameStatus eth_parse(const uint8_t *buf, size_t avail,
                              FrameSpan *span)

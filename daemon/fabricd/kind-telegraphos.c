@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "capture.h"
-#include "fabric-proto.h"
 #include "fabric.h"
+#include "proto/fabric-proto.h"
 #include "vcluster/hw/tgr_regs.h"
 
 #define TGR_DEFAULT_HOP_NS      250

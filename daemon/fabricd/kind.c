@@ -7,9 +7,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "fabric-proto.h"
 #include "fabric.h"
 #include "kind.h"
+#include "proto/fabric-proto.h"
 
 static const FabricKind *const kinds[] = {
     &fabric_kind_eth,

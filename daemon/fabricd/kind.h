@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 typedef enum FrameStatus {
     FRAME_NEED_MORE,    /* not a whole frame yet */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 /* Relative route bytes reach -32..+31 ports: 32 ports are always reachable. */
 #define MYRI_TOPO_MAX_PORTS     32

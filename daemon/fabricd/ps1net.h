@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 #define PS1_DEFAULT_HOP_NS      250
 #define PS1_DEFAULT_LINK_MBPS   20      /* megabytes per second */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 typedef struct QTest {
     pid_t pid;

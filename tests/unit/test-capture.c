@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "capture.h"
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 #define TSHARK "/usr/bin/tshark"
 #define TS_BASE 1700000000123456789ull

@@ -10,8 +10,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "fabric-proto.h"
 #include "myrinet-topo.h"
+#include "proto/fabric-proto.h"
 
 /* Two 16-port switches joined port 15 to port 15, two nodes on each. */
 static const char two_switches[] =

@@ -1,12 +1,12 @@
 /*
- * Unit tests for the shared wire header (qemu-hw/fabric-proto.h).
+ * Unit tests for the shared wire header (proto/fabric-proto.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <glib.h>
 #include <string.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 
 static const FabricHdr sample = {
     .magic = FABRIC_MAGIC,

@@ -10,7 +10,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "fabric-proto.h"
+#include "proto/fabric-proto.h"
 #include "ps1net.h"
 
 #define T0 1000000ull       /* device virtual time of the first send */
