@@ -208,12 +208,12 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 		$(MCP_DIR)/rdp.c $(MCP_HDR) $(MYRI_FW)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
-		-o $@ $< tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $(GLIB_LIBS) -lz
+		-o $@ tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $< $(GLIB_LIBS) -lz
 
 # The firmware's RDP core (freestanding), tested on the host.
 $(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $< $(MCP_DIR)/rdp.c \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $(MCP_DIR)/rdp.c $< \
 		$(B)/lib/libfabric.a $(GLIB_LIBS)
 
 # --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
@@ -274,7 +274,7 @@ QTEST_BINS := $(patsubst tests/qtest/%.c,$(B)/tests/qtest/%,$(QTEST_SRC))
 $(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/qtest/*.h) \
 		$(PS1_HW_HDR) $(MYRI_HW_HDR) $(TGR_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ $< tests/qtest/qtest-client.c $(GLIB_LIBS) -lz
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -o $@ tests/qtest/qtest-client.c $< $(GLIB_LIBS) -lz
 
 check-unit: $(UNIT_BINS)
 	@./tests/run.sh unit
@@ -323,4 +323,6 @@ clean:
 distclean:
 	rm -rf $(B)
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+# Header dependencies (-MMD).  A test program built from several sources gets
+# one .d file, of its last source: so each rule names the test's own file last.
+-include $(shell find $(B)/obj $(B)/tests -name '*.d' 2>/dev/null)
