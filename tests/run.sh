@@ -61,12 +61,18 @@ account() {
 	fi
 }
 
-# run_tap DIR: every GLib test program in DIR.
+# run_tap SRCDIR BINDIR: the GLib test program of every SRCDIR/test-*.c;
+# one that was not built (or not as a program) is a failure, not a gap.
 run_tap() {
-	for t in "$1"/test-*; do
-		[ -x "$t" ] || continue
-		name=$(basename "$t")
+	for src in "$1"/test-*.c; do
+		[ -e "$src" ] || continue
+		name=$(basename "$src" .c)
+		t=$2/$name
 		echo "== $(basename "$1"): $name"
+		if [ ! -f "$t" ] || [ ! -x "$t" ]; then
+			echo "FAIL: $name was not built ($t)" | record
+			continue
+		fi
 		"$t" --tap > "$out" 2>&1
 		rc=$?
 		# GLib tests speak TAP: each "ok"/"not ok" line is one check.
@@ -111,14 +117,14 @@ run_cluster() {
 }
 
 case $what in
-unit) run_tap build/tests/unit ;;
-qtest) run_tap build/tests/qtest ;;
+unit) run_tap tests/unit build/tests/unit ;;
+qtest) run_tap tests/qtest build/tests/qtest ;;
 host) run_host ;;
 cluster) run_cluster direct; run_cluster libvirt ;;
 all)
 	run_host
-	run_tap build/tests/unit
-	run_tap build/tests/qtest
+	run_tap tests/unit build/tests/unit
+	run_tap tests/qtest build/tests/qtest
 	run_cluster direct
 	run_cluster libvirt
 	;;

@@ -6,7 +6,7 @@
 # header says, and turn the run red.
 set -u
 . "$(dirname "$0")/../lib.sh"
-plan 10
+plan 11
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -14,13 +14,15 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # adds tests to $tree/tests/cluster and $tree/build/tests/unit.
 fixture() {
 	tree=$tmp/$1
-	mkdir -p "$tree/tests/cluster" "$tree/tests/host" "$tree/build/tests/unit" "$tree/build/tests/qtest"
+	mkdir -p "$tree/tests/cluster" "$tree/tests/host" "$tree/tests/unit" "$tree/tests/qtest" \
+		"$tree/build/tests/unit" "$tree/build/tests/qtest"
 	cp "$TOP/tests/run.sh" "$TOP/tests/lib.sh" "$tree/tests/"
 }
 cluster_script() { # NAME BODY: a cluster-style script in $tree
 	printf '#!/bin/sh\n. "$(dirname "$0")/../lib.sh"\n%s\n' "$2" > "$tree/tests/cluster/$1"
 }
 tap_program() { # NAME BODY: a TAP-speaking program in $tree/build/tests/unit
+	: > "$tree/tests/unit/$1.c"
 	printf '#!/bin/sh\n%s\n' "$2" > "$tree/build/tests/unit/$1"
 	chmod +x "$tree/build/tests/unit/$1"
 }
@@ -107,6 +109,19 @@ runner unit
 	grep -q '^FAIL: test-stops exited with status' "$tmp/out" &&
 	pass "TAP: a skip is skipped, a crash before the plan's end fails" ||
 	fail "TAP: a skip is skipped, a crash before the plan's end fails" "$(tr '\n' ' ' < "$tmp/out")"
+
+# A test whose program was not built (or not as a program) fails.
+fixture unbuilt
+tap_program test-ok 'echo 1..1; echo "ok 1 /a"'
+: > "$tree/tests/unit/test-gone.c"
+: > "$tree/tests/unit/test-half.c"
+printf 'not a program' > "$tree/build/tests/unit/test-half"
+runner unit
+[ "$rc" != 0 ] && [ "$(last_line)" = "1 passed, 2 failed, 0 skipped" ] &&
+	grep -q '^FAIL: test-gone was not built' "$tmp/out" &&
+	grep -q '^FAIL: test-half was not built' "$tmp/out" &&
+	pass "a test program that was not built fails" ||
+	fail "a test program that was not built fails" "rc=$rc $(tr '\n' ' ' < "$tmp/out")"
 
 # A script that hangs is stopped at the limit and counted as failed.
 fixture hang
