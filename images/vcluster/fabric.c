@@ -6,36 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const supported_kinds[] = { "eth", "ps1", "myrinet",
-                                                "telegraphos", NULL };
-
-gboolean fabric_kind_supported(const char *kind)
-{
-    return g_strv_contains(supported_kinds, kind);
-}
-
 gboolean cluster_has_fabric(Cluster *c, const char *kind)
 {
     return c->fabrics && g_strv_contains((const char *const *)c->fabrics,
                                          kind);
-}
-
-gboolean fabric_topology_valid(const char *topo, int nodes, GError **err)
-{
-    unsigned w, h;
-    char end;
-
-    if (g_strcmp0(topo, "ring") == 0) {
-        return TRUE;
-    }
-    if (topo && sscanf(topo, "torus:%ux%u%c", &w, &h, &end) == 2 &&
-        w >= 1 && h >= 1 && w * h == (unsigned)nodes) {
-        return TRUE;
-    }
-    g_set_error(err, VC_ERROR, EINVAL,
-                "bad --topology '%s': use ring or torus:WxH with W*H = %d "
-                "nodes", topo, nodes);
-    return FALSE;
 }
 
 gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
