@@ -44,7 +44,7 @@ static void teardown(Cluster *c)
         }
     }
     for (int f = 0; c->fabrics && c->fabrics[f]; f++) {
-        fabric_stop(c, c->fabrics[f]);
+        cluster_fabric_stop(c, c->fabrics[f]);
     }
     rm_rf(c->dir);
 }
@@ -57,7 +57,7 @@ static gboolean cluster_has_live_parts(Cluster *c)
         }
     }
     for (int f = 0; c->fabrics[f]; f++) {
-        if (fabric_alive(c, c->fabrics[f])) {
+        if (cluster_fabric_alive(c, c->fabrics[f])) {
             return TRUE;
         }
     }
@@ -354,7 +354,7 @@ int cmd_up(int argc, char **argv)
     cluster_save(c, NULL);
 
     for (int f = 0; c->fabrics[f]; f++) {
-        if (!fabric_start(c, &paths, c->fabrics[f], &err)) {
+        if (!cluster_fabric_start(c, &paths, c->fabrics[f], &err)) {
             g_printerr("vcluster up: %s\n", err->message);
             goto fail;
         }

@@ -128,11 +128,11 @@ char *file_tail(const char *path, int lines);
 void vc_sleep_ms(int ms);
 
 /* ---- fabric.c: fabricd instances of a cluster ---- */
-gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
-                      GError **err);
-void fabric_stop(Cluster *c, const char *kind);
-gboolean fabric_alive(Cluster *c, const char *kind);
-char *fabric_ctl_socket(Cluster *c, const char *kind);
+gboolean cluster_fabric_start(Cluster *c, const VcPaths *p,
+                              const char *kind, GError **err);
+void cluster_fabric_stop(Cluster *c, const char *kind);
+gboolean cluster_fabric_alive(Cluster *c, const char *kind);
+char *cluster_fabric_ctl_socket(Cluster *c, const char *kind);
 gboolean cluster_has_fabric(Cluster *c, const char *kind);
 
 /*
