@@ -240,7 +240,8 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 # vcluster's QEMU arguments and route files: linked with its objects, no main.
 $(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.c %.o %.a,$^) $(JSON_LIBS) $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.o,$^) $< \
+		$(B)/lib/libfabric.a $(JSON_LIBS) $(GLIB_LIBS)
 
 # The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
 # also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.

@@ -10,6 +10,7 @@
 
 #include "fabric.h"
 #include "proto/fabric-proto.h"
+#include "topology.h"
 
 /* A copy waiting in the delay line. */
 typedef struct HeldCopy {
@@ -283,8 +284,12 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
                    const char *dir, const FabricKindOptions *opts,
                    GError **err)
 {
-    Fabric *f = g_new0(Fabric, 1);
+    Fabric *f;
 
+    if (!fabric_topology_check(kind->name, nodes, opts->topology, err)) {
+        return NULL;
+    }
+    f = g_new0(Fabric, 1);
     f->kind = kind;
     f->nodes = nodes;
     f->seed = seed;

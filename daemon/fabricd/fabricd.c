@@ -17,6 +17,7 @@
 #include "fabric.h"
 #include "proto/fabric-proto.h"
 #include "sock.h"
+#include "topology.h"
 
 #define EXIT_USAGE 2
 
@@ -80,12 +81,14 @@ static uint64_t random_seed(void)
 static const FabricKind *choose_kind(const char *name)
 {
     const FabricKind *kind = fabric_kind_find(name);
+    g_autoptr(GError) err = NULL;
 
     if (kind) {
         return kind;
     }
-    usage_error("fabric kind '%s' is not implemented yet (known kinds: %s)",
-                name, fabric_kind_names());
+    /* says which kinds there are, in the words the launcher uses too */
+    fabric_topology_check(name, 1, NULL, &err);
+    usage_error("%s", err->message);
 }
 
 static void parse_options(int argc, char **argv, Options *o)

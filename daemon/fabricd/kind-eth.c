@@ -53,18 +53,33 @@ static size_t eth_encode_prefix(size_t frame_len, uint8_t *prefix)
     return FABRIC_ETH_LEN_PREFIX;
 }
 
+/* The option named when eth is given one of the network kinds' options. */
+static void eth_option_error(const char *option, GError **err)
+{
+    g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s does not apply to --kind eth (it is for ps1, "
+                "myrinet and telegraphos)",
+                option);
+}
+
+static bool eth_check_topology(unsigned nodes, const char *topology,
+                               GError **err)
+{
+    if (topology) {
+        eth_option_error("--topology", err);
+        return false;
+    }
+    return true;
+}
+
 static void *eth_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
-    const char *option = opts->topology ? "--topology"
-                         : opts->hop_ns >= 0 ? "--hop-ns"
+    const char *option = opts->hop_ns >= 0 ? "--hop-ns"
                          : opts->link_mbps >= 0 ? "--link-mbps" : NULL;
 
     if (option) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s does not apply to --kind eth (it is for ps1, "
-                    "myrinet and telegraphos)",
-                    option);
+        eth_option_error(option, err);
         return NULL;
     }
     return eth_switch_new(ETH_SWITCH_DEFAULT_MAX, ETH_SWITCH_DEFAULT_AGE_NS);
@@ -135,6 +150,7 @@ const FabricKind fabric_kind_eth = {
     .corrupt_from = 0,
     .parse = eth_parse,
     .encode_prefix = eth_encode_prefix,
+    .check_topology = eth_check_topology,
     .state_new = eth_state_new,
     .state_free = eth_state_free,
     .route = eth_route,

@@ -62,7 +62,17 @@ typedef struct FabricKind {
     /* Stream bytes written before a frame on output; returns their count. */
     size_t (*encode_prefix)(size_t frame_len, uint8_t *prefix);
 
-    /* `f` has its nodes, seed and ports set, nothing listening yet. */
+    /*
+     * Whether the kind accepts `topology` (NULL: none given) for `nodes`
+     * nodes; called through fabric_topology_check() (topology.h), by
+     * fabric_new() before state_new and by the launcher.
+     */
+    bool (*check_topology)(unsigned nodes, const char *topology,
+                           GError **err);
+    /*
+     * `f` has its nodes, seed and ports set, nothing listening yet; the
+     * topology has passed check_topology.
+     */
     void *(*state_new)(Fabric *f, const FabricKindOptions *opts,
                        GError **err);
     void (*state_free)(void *state);

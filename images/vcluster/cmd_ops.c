@@ -233,8 +233,8 @@ int cmd_status(int argc, char **argv)
             kinds, c->mem_mb, c->dir);
     int rc = 0;
     for (int f = 0; c->fabrics[f]; f++) {
-        g_autofree char *ctl = fabric_ctl_socket(c, c->fabrics[f]);
-        gboolean alive = fabric_alive(c, c->fabrics[f]);
+        g_autofree char *ctl = cluster_fabric_ctl_socket(c, c->fabrics[f]);
+        gboolean alive = cluster_fabric_alive(c, c->fabrics[f]);
         g_print("fabric %s: %s, control %s\n", c->fabrics[f],
                 alive ? "running" : "STOPPED", ctl);
         rc |= !alive;
@@ -407,7 +407,7 @@ int cmd_fabricctl(const char *what, int argc, char **argv)
     VcPaths p;
     g_autoptr(GError) err = NULL;
     vc_paths_find(&p, &err);
-    g_autofree char *ctl = fabric_ctl_socket(c, kind);
+    g_autofree char *ctl = cluster_fabric_ctl_socket(c, kind);
     GPtrArray *args = g_ptr_array_new();
     g_ptr_array_add(args, p.fabricctl);
     g_ptr_array_add(args, "-s");

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "topology.h"
+
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -42,7 +44,7 @@ static void teardown(Cluster *c)
         }
     }
     for (int f = 0; c->fabrics && c->fabrics[f]; f++) {
-        fabric_stop(c, c->fabrics[f]);
+        cluster_fabric_stop(c, c->fabrics[f]);
     }
     rm_rf(c->dir);
 }
@@ -55,7 +57,7 @@ static gboolean cluster_has_live_parts(Cluster *c)
         }
     }
     for (int f = 0; c->fabrics[f]; f++) {
-        if (fabric_alive(c, c->fabrics[f])) {
+        if (cluster_fabric_alive(c, c->fabrics[f])) {
             return TRUE;
         }
     }
@@ -176,6 +178,21 @@ gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
     return ok;
 }
 
+/* A kind or topology fabricd would refuse (topology.h), said as `up`'s. */
+static void up_topology_error(const char *kind, const char *myri_topology,
+                              const GError *err)
+{
+    if (g_error_matches(err, FABRIC_TOPOLOGY_ERROR,
+                        FABRIC_TOPOLOGY_ERROR_KIND)) {
+        g_printerr("vcluster up: --fabric: %s\n", err->message);
+    } else if (g_strcmp0(kind, "myrinet") == 0 && !myri_topology) {
+        g_printerr("vcluster up: %s and give it with --myrinet-topology "
+                   "FILE\n", err->message);
+    } else {
+        g_printerr("vcluster up: %s\n", err->message);
+    }
+}
+
 int cmd_up(int argc, char **argv)
 {
     int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = VC_BOOT_TIMEOUT_S;
@@ -236,35 +253,34 @@ int cmd_up(int argc, char **argv)
         return 2;
     }
     g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
-    for (int i = 0; kinds[i]; i++) {
-        if (!fabric_kind_supported(kinds[i])) {
-            g_printerr("vcluster up: --fabric %s: unknown or not yet "
-                       "available fabric kind (available: eth, ps1, "
-                       "myrinet, telegraphos)\n", kinds[i]);
-            return 2;
-        }
-    }
-    int mirror_mb;
-    if (g_strv_contains((const char *const *)kinds, "telegraphos") &&
-        !telegraphos_mirror_mb(mem, VC_TGR_MAX_MIRROR_MB, &mirror_mb,
-                               &err)) {
-        g_printerr("vcluster up: %s\n", err->message);
-        return 2;
-    }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,
                                        "myrinet");
+    gboolean ps1 = g_strv_contains((const char *const *)kinds, "ps1");
     if (myri_topology && !myrinet) {
         g_printerr("vcluster up: --myrinet-topology needs --fabric "
                    "myrinet\n");
         return 2;
     }
-    if (myrinet && !myrinet_topology_valid(myri_topology, nodes, &err)) {
-        g_printerr("vcluster up: %s%s\n", err->message,
-                   myri_topology ? "" : " and give it with --myrinet-topology "
-                                        "FILE");
+    /* What fabricd would refuse, refused before anything starts. */
+    for (int i = 0; kinds[i]; i++) {
+        const char *topo = g_strcmp0(kinds[i], "ps1") == 0 ? topology
+                           : g_strcmp0(kinds[i], "myrinet") == 0
+                           ? myri_topology : NULL;
+        if (!fabric_topology_check(kinds[i], nodes, topo, &err)) {
+            up_topology_error(kinds[i], myri_topology, err);
+            return 2;
+        }
+    }
+    /* --topology is the ps1 fabric's; checked even when it goes unused */
+    if (topology && !ps1 &&
+        !fabric_topology_check("ps1", nodes, topology, &err)) {
+        up_topology_error("ps1", myri_topology, err);
         return 2;
     }
-    if (topology && !fabric_topology_valid(topology, nodes, &err)) {
+    int mirror_mb;
+    if (g_strv_contains((const char *const *)kinds, "telegraphos") &&
+        !telegraphos_mirror_mb(mem, VC_TGR_MAX_MIRROR_MB, &mirror_mb,
+                               &err)) {
         g_printerr("vcluster up: %s\n", err->message);
         return 2;
     }
@@ -338,7 +354,7 @@ int cmd_up(int argc, char **argv)
     cluster_save(c, NULL);
 
     for (int f = 0; c->fabrics[f]; f++) {
-        if (!fabric_start(c, &paths, c->fabrics[f], &err)) {
+        if (!cluster_fabric_start(c, &paths, c->fabrics[f], &err)) {
             g_printerr("vcluster up: %s\n", err->message);
             goto fail;
         }

@@ -6,36 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const supported_kinds[] = { "eth", "ps1", "myrinet",
-                                                "telegraphos", NULL };
-
-gboolean fabric_kind_supported(const char *kind)
-{
-    return g_strv_contains(supported_kinds, kind);
-}
-
 gboolean cluster_has_fabric(Cluster *c, const char *kind)
 {
     return c->fabrics && g_strv_contains((const char *const *)c->fabrics,
                                          kind);
-}
-
-gboolean fabric_topology_valid(const char *topo, int nodes, GError **err)
-{
-    unsigned w, h;
-    char end;
-
-    if (g_strcmp0(topo, "ring") == 0) {
-        return TRUE;
-    }
-    if (topo && sscanf(topo, "torus:%ux%u%c", &w, &h, &end) == 2 &&
-        w >= 1 && h >= 1 && w * h == (unsigned)nodes) {
-        return TRUE;
-    }
-    g_set_error(err, VC_ERROR, EINVAL,
-                "bad --topology '%s': use ring or torus:WxH with W*H = %d "
-                "nodes", topo, nodes);
-    return FALSE;
 }
 
 gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
@@ -61,36 +35,36 @@ gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
     return TRUE;
 }
 
-char *fabric_ctl_socket(Cluster *c, const char *kind)
+char *cluster_fabric_ctl_socket(Cluster *c, const char *kind)
 {
     g_autofree char *dir = cluster_fabric_dir(c, kind);
     return g_build_filename(dir, "ctl.sock", NULL);
 }
 
-static char *fabric_group(const char *kind)
+static char *cluster_fabric_group(const char *kind)
 {
     return g_strdup_printf("fabric.%s", kind);
 }
 
-static pid_t fabric_pid(Cluster *c, const char *kind)
+static pid_t cluster_fabric_pid(Cluster *c, const char *kind)
 {
-    g_autofree char *group = fabric_group(kind);
+    g_autofree char *group = cluster_fabric_group(kind);
     return (pid_t)g_key_file_get_integer(c->state, group, "pid", NULL);
 }
 
-gboolean fabric_alive(Cluster *c, const char *kind)
+gboolean cluster_fabric_alive(Cluster *c, const char *kind)
 {
-    return proc_alive(fabric_pid(c, kind));
+    return proc_alive(cluster_fabric_pid(c, kind));
 }
 
-gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
-                      GError **err)
+gboolean cluster_fabric_start(Cluster *c, const VcPaths *p,
+                              const char *kind, GError **err)
 {
     g_autofree char *dir = cluster_fabric_dir(c, kind);
     g_autofree char *log = g_build_filename(dir, "fabricd.log", NULL);
-    g_autofree char *ctl = fabric_ctl_socket(c, kind);
+    g_autofree char *ctl = cluster_fabric_ctl_socket(c, kind);
     g_autofree char *nodes = g_strdup_printf("%d", c->nodes);
-    g_autofree char *group = fabric_group(kind);
+    g_autofree char *group = cluster_fabric_group(kind);
 
     if (g_mkdir_with_parents(dir, 0755) < 0) {
         g_set_error(err, VC_ERROR, errno, "mkdir %s: %s", dir,
@@ -146,9 +120,9 @@ gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
     return FALSE;
 }
 
-void fabric_stop(Cluster *c, const char *kind)
+void cluster_fabric_stop(Cluster *c, const char *kind)
 {
-    pid_t pid = fabric_pid(c, kind);
+    pid_t pid = cluster_fabric_pid(c, kind);
     if (pid > 0 && !proc_stop(pid, 3000)) {
         g_printerr("vcluster: fabricd %s (pid %d) did not stop\n", kind,
                    (int)pid);

@@ -13,13 +13,6 @@
 
 #define TOPOLOGY_COPY "topology.ini"
 
-gboolean myrinet_topology_valid(const char *file, int nodes, GError **err)
-{
-    g_autoptr(MyriTopo) t = myri_topo_new(file, nodes, err);
-
-    return t != NULL;
-}
-
 char *myrinet_routes_file(Cluster *c, int node)
 {
     g_autofree char *dir = cluster_fabric_dir(c, "myrinet");

@@ -128,15 +128,12 @@ char *file_tail(const char *path, int lines);
 void vc_sleep_ms(int ms);
 
 /* ---- fabric.c: fabricd instances of a cluster ---- */
-gboolean fabric_start(Cluster *c, const VcPaths *p, const char *kind,
-                      GError **err);
-void fabric_stop(Cluster *c, const char *kind);
-gboolean fabric_alive(Cluster *c, const char *kind);
-char *fabric_ctl_socket(Cluster *c, const char *kind);
-gboolean fabric_kind_supported(const char *kind);
+gboolean cluster_fabric_start(Cluster *c, const VcPaths *p,
+                              const char *kind, GError **err);
+void cluster_fabric_stop(Cluster *c, const char *kind);
+gboolean cluster_fabric_alive(Cluster *c, const char *kind);
+char *cluster_fabric_ctl_socket(Cluster *c, const char *kind);
 gboolean cluster_has_fabric(Cluster *c, const char *kind);
-/* Check a ps1 topology ("ring" or "torus:WxH") against the node count. */
-gboolean fabric_topology_valid(const char *topo, int nodes, GError **err);
 
 /*
  * The telegraphos card's local mirror (in its shadow BAR) must cover guest
@@ -156,8 +153,6 @@ gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
                                GError **err);
 
 /* ---- myrinet.c: the myrinet fabric's topology and route files ---- */
-/* Check a switch file (NULL: the default switch) against the node count. */
-gboolean myrinet_topology_valid(const char *file, int nodes, GError **err);
 /*
  * Copy `file` (NULL: the default switch) into RUN/fabric-myrinet/ for
  * fabricd and write every node's route file from it.

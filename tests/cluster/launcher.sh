@@ -23,7 +23,7 @@ if [ "$mode" = direct ]; then
 	usage_error "up -n 0 is rejected" "1 to 64 nodes" up -n 0
 	usage_error "unknown fabric kind is rejected" "fabric kind" up --fabric nosuch
 	usage_error "bad --accel is rejected" "use auto, tcg or kvm" up --accel foo --name "$name"
-	usage_error "a torus that does not fit -n is rejected" "W\*H = 4 nodes" \
+	usage_error "a torus that does not fit -n is rejected" "W\*H must equal the node count" \
 		up -n 4 --fabric ps1 --topology torus:3x3
 	usage_error "a malformed topology is rejected" "use ring or torus" \
 		up -n 4 --fabric ps1 --topology mesh

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topology.h"
 #include "vcluster.h"
 
 static char *run_base;
@@ -126,7 +127,7 @@ static void test_routes_default(void)
     g_autofree char *path = myrinet_routes_file(c, 1);
     g_autofree char *text = NULL;
 
-    g_assert_true(fabric_kind_supported("myrinet"));
+    g_assert_true(fabric_topology_check("myrinet", 3, NULL, &err));
     g_assert_true(myrinet_prepare(c, NULL, &err));
     g_assert_no_error(err);
     g_assert_null(c->myri_topology);
@@ -135,11 +136,11 @@ static void test_routes_default(void)
     rm_rf(c->dir);
     cluster_free(c);
 
-    g_assert_false(myrinet_topology_valid(NULL, 17, &err));
+    g_assert_false(fabric_topology_check("myrinet", 17, NULL, &err));
     g_assert_nonnull(strstr(err->message, "17 nodes need more than the 16 "
                             "ports"));
     g_clear_error(&err);
-    g_assert_true(myrinet_topology_valid(NULL, 16, &err));
+    g_assert_true(fabric_topology_check("myrinet", 16, NULL, &err));
 }
 
 /* A switch file: copied into the run directory, routes from the copy. */
@@ -156,8 +157,8 @@ static void test_routes_file(void)
     Cluster *loaded;
 
     g_assert_true(g_file_set_contents(src, two_switches, -1, NULL));
-    g_assert_true(myrinet_topology_valid(src, 4, &err));
-    g_assert_false(myrinet_topology_valid(src, 3, &err));
+    g_assert_true(fabric_topology_check("myrinet", 4, src, &err));
+    g_assert_false(fabric_topology_check("myrinet", 3, src, &err));
     g_assert_nonnull(strstr(err->message, "node3, but the fabric has nodes "
                             "0..2"));
     g_clear_error(&err);
@@ -465,6 +466,8 @@ static void G_GNUC_NORETURN up_child(void)
     int argc = g_strv_length(words) + 1;
     char **argv = g_new0(char *, argc + 1);
 
+    /* no QEMU or image there: nothing boots should a check let args by */
+    g_setenv("VCLUSTER_TOP", "/nonexistent", TRUE);
     argv[0] = "vcluster up";
     memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
     int rc = cmd_up(argc, argv);
@@ -495,9 +498,55 @@ static void test_up_telegraphos_errors(void)
     up_refuses("--name t2 --fabric eth,telegraphos --mem 513",
                "*mirrors at most 512 MiB*");
     up_refuses("--name t2 --fabric tgr",
-               "vcluster up: --fabric tgr: unknown or not yet available "
-               "fabric kind (available: eth, ps1, myrinet, telegraphos)");
+               "vcluster up: --fabric: fabric kind 'tgr' is not implemented "
+               "yet (known kinds: eth, ps1, myrinet, telegraphos)");
     g_autofree char *dir = vc_cluster_dir("t2");
+
+    g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+}
+
+/*
+ * `up` refuses what fabricd would refuse (fabric_topology_check), in
+ * fabricd's words, before it starts a fabric or a VM.
+ */
+static void test_up_topology_errors(void)
+{
+    if (g_test_subprocess()) {
+        up_child();
+    }
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology torus:300x1",
+               "vcluster up: --topology torus:300x1: width and height must "
+               "be 1..255");
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology torus:256x1",
+               "vcluster up: --topology torus:256x1: width and height must "
+               "be 1..255");
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology torus:0x4",
+               "vcluster up: --topology torus:0x4: width and height must "
+               "be 1..255");
+    up_refuses("--name t3 -n 4 --fabric eth,ps1 --topology torus:3x3",
+               "vcluster up: --topology torus:3x3 has 9 nodes but --nodes "
+               "is 4; W*H must equal the node count");
+    /* the launcher's own parser took these; fabricd never did */
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology torus:2147483650x2",
+               "vcluster up: --topology torus:2147483650x2: width and height "
+               "must be 1..255");
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology torus:-2x-2",
+               "vcluster up: bad --topology 'torus:-2x-2': use ring or "
+               "torus:WxH (e.g. torus:3x3)");
+    up_refuses("--name t3 -n 4 --fabric ps1 --topology mesh",
+               "vcluster up: bad --topology 'mesh': use ring or torus:WxH "
+               "(e.g. torus:3x3)");
+    /* --topology is ps1's, and checked even without --fabric ps1 */
+    up_refuses("--name t3 -n 4 --topology torus:3x3",
+               "*W*H must equal the node count");
+    up_refuses("--name t3 -n 4 --fabric eth,token-ring",
+               "vcluster up: --fabric: fabric kind 'token-ring' is not "
+               "implemented yet (known kinds: eth, ps1, myrinet, "
+               "telegraphos)");
+    up_refuses("--name t3 -n 17 --fabric eth,myrinet",
+               "vcluster up: 17 nodes need more than the 16 ports of the "
+               "default switch*and give it with --myrinet-topology FILE");
+    g_autofree char *dir = vc_cluster_dir("t3");
 
     g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
 }
@@ -523,6 +572,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vcluster/telegraphos/mirror", test_telegraphos_mirror);
     g_test_add_func("/vcluster/telegraphos/up-errors",
                     test_up_telegraphos_errors);
+    g_test_add_func("/vcluster/topology/up-errors", test_up_topology_errors);
     g_test_add_func("/vcluster/cp/split", test_cp_split);
     g_test_add_func("/vcluster/cp/parse", test_cp_parse);
     g_test_add_func("/vcluster/cp/local-dest", test_cp_local_dest);
