@@ -4,6 +4,9 @@
  * delay, output queue, capture) as a copy from the sender to the target,
  * so each source-destination pair stays in order.  MCAST_WRITE goes to
  * every member of its group, all in the one order fabricd reads them.
+ * The network model (telegraphos-net.c) keeps the nodes, the groups and
+ * the back-pressure accounting; this file connects it to fabricd's ports
+ * and capture.
  *
  * Nothing is dropped for congestion: when more than TGR_PAUSE_ABOVE bytes
  * wait for a node, fabricd stops reading the ports that sent to it, and
@@ -19,120 +22,29 @@
 #include "capture.h"
 #include "fabric.h"
 #include "proto/fabric-proto.h"
+#include "telegraphos-net.h"
 #include "vcluster/hw/tgr_regs.h"
 
-#define TGR_DEFAULT_HOP_NS      250
-#define TGR_DEFAULT_LINK_MBPS   100
-#define TGR_PAUSE_ABOVE         (1024 * 1024)
-#define TGR_RESUME_BELOW        (256 * 1024)
 /* Refused frames logged per connection before the log goes quiet. */
 #define TGR_LOG_LIMIT           5
-/* The largest body after the TGR header: a READ_REP of a whole chunk. */
-#define TGR_MAX_BODY            (FABRIC_TGR_REP_HDR_LEN + FABRIC_TGR_MAX_DATA)
-
-typedef struct TgrNode {
-    bool linked;            /* HELLO accepted on the current connection */
-    bool ever_linked;       /* a later HELLO is a restart: PEER_RESET */
-    unsigned logged;        /* refusals logged on this connection */
-    unsigned paused_by;     /* congested destinations holding its input */
-    GArray *stalled;        /* as a destination: senders paused for it */
-    uint64_t frames, bytes; /* DATA taken from it */
-    uint64_t mcast;         /* of those, MCAST_WRITEs */
-    uint64_t mcast_copies;  /* copies of its MCAST_WRITEs sent on */
-    uint64_t unreachable;   /* its frames to a node not linked */
-    uint64_t nacks;         /* NACK UNREACHABLE frames sent back to it */
-    uint64_t pauses;        /* times its input was paused */
-    uint64_t resets;        /* HELLOs after the first one */
-    uint64_t flushed;       /* frames for it that a restart threw away */
-} TgrNode;
 
 typedef struct TgrKind {
     Fabric *f;
-    uint64_t hop_ns, link_mbps;
-    TgrNode *node;
-    bool *member;           /* [group * nodes + node] */
-    unsigned members[FABRIC_TGR_MAX_GROUPS];
-    uint64_t group_writes[FABRIC_TGR_MAX_GROUPS];
+    TgrNet *net;
 } TgrKind;
 
-static const char *const op_names[] = {
-    [FABRIC_TGR_WRITE] = "WRITE",
-    [FABRIC_TGR_READ_REQ] = "READ_REQ",
-    [FABRIC_TGR_READ_REP] = "READ_REP",
-    [FABRIC_TGR_ATOMIC_REQ] = "ATOMIC_REQ",
-    [FABRIC_TGR_ATOMIC_REP] = "ATOMIC_REP",
-    [FABRIC_TGR_REQ] = "REQ",
-    [FABRIC_TGR_MCAST_WRITE] = "MCAST_WRITE",
-    [FABRIC_TGR_NACK] = "NACK",
-};
-
-static bool *member_of(TgrKind *k, unsigned group, unsigned node)
+static void tgr_pause_input(void *opaque, unsigned node, bool pause)
 {
-    return &k->member[(size_t)group * k->f->nodes + node];
-}
+    TgrKind *k = opaque;
 
-/* Requests wait for an answer or count as sent; replies and NACKs do not. */
-static bool op_is_request(uint8_t op)
-{
-    return op == FABRIC_TGR_WRITE || op == FABRIC_TGR_READ_REQ ||
-           op == FABRIC_TGR_ATOMIC_REQ || op == FABRIC_TGR_REQ;
-}
-
-static uint64_t deliver_time(TgrKind *k, uint64_t send_ns, size_t len)
-{
-    return send_ns + k->hop_ns + len * 1000 / k->link_mbps;
-}
-
-/* ---- back-pressure ---- */
-
-static void pause_sender(TgrKind *k, unsigned src, unsigned dst)
-{
-    TgrNode *d = &k->node[dst];
-    TgrNode *s = &k->node[src];
-
-    for (guint i = 0; i < d->stalled->len; i++) {
-        if (g_array_index(d->stalled, guint, i) == src) {
-            return;
-        }
-    }
-    g_array_append_val(d->stalled, src);
-    if (s->paused_by++ == 0) {
-        s->pauses++;
-        port_pause_input(&k->f->ports[src], true);
-    }
-}
-
-/* `dst` drained or went away: the senders it held may read again. */
-static void release_senders(TgrKind *k, unsigned dst)
-{
-    TgrNode *d = &k->node[dst];
-
-    for (guint i = 0; i < d->stalled->len; i++) {
-        unsigned src = g_array_index(d->stalled, guint, i);
-
-        if (--k->node[src].paused_by == 0) {
-            port_pause_input(&k->f->ports[src], false);
-        }
-    }
-    g_array_set_size(d->stalled, 0);
-}
-
-/* A copy src>dst was queued: past the mark, the sender waits. */
-static void check_congestion(TgrKind *k, unsigned src, unsigned dst)
-{
-    if (k->f->ports[dst].out_bytes > TGR_PAUSE_ABOVE) {
-        pause_sender(k, src, dst);
-    }
+    port_pause_input(&k->f->ports[node], pause);
 }
 
 static void tgr_output_drained(void *state, unsigned port)
 {
     TgrKind *k = state;
 
-    if (k->node[port].stalled->len &&
-        k->f->ports[port].out_bytes < TGR_RESUME_BELOW) {
-        release_senders(k, port);
-    }
+    tgrnet_drained(k->net, port, k->f->ports[port].out_bytes);
 }
 
 /* ---- frames from fabricd itself ---- */
@@ -165,7 +77,8 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
         .kind = FABRIC_KIND_TELEGRAPHOS, .type = FABRIC_TYPE_DATA,
         .src = in->dst, .dst = src, .len = sizeof(pl),
         .send_time_ns = in->send_time_ns,
-        .deliver_time_ns = deliver_time(k, in->send_time_ns, sizeof(pl)),
+        .deliver_time_ns = tgrnet_deliver_time(k->net, in->send_time_ns,
+                                               sizeof(pl)),
     };
     uint8_t frame[FABRIC_HDR_LEN + sizeof(pl)];
     char comment[32];
@@ -177,7 +90,7 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
     if (!fabric_send_own(k->f, src, &h, pl)) {
         return;
     }
-    k->node[src].nacks++;
+    tgrnet_node(k->net, src)->nacks++;
     if (k->f->capture) {
         fabric_hdr_encode(&h, frame);
         memcpy(frame + FABRIC_HDR_LEN, pl, sizeof(pl));
@@ -191,12 +104,11 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
 static IngressStatus hello(TgrKind *k, unsigned u, const uint8_t *pl,
                            size_t len, char *why, size_t why_len)
 {
-    TgrNode *nd = &k->node[u];
     uint8_t ack[FABRIC_TGR_HELLO_ACK_LEN];
     unsigned id;
 
     if (len != FABRIC_TGR_HELLO_LEN) {
-        k->node[u].linked = false;
+        tgrnet_unlink(k->net, u);
         return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
                                   why_len,
                                   "HELLO payload is %zu bytes; expected %d",
@@ -204,77 +116,29 @@ static IngressStatus hello(TgrKind *k, unsigned u, const uint8_t *pl,
     }
     id = fabric_get_le16(pl + 1);
     if (id != u) {
-        k->node[u].linked = false;
+        tgrnet_unlink(k->net, u);
         return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
                                   why_len,
                                   "HELLO says node %u but this is the socket "
                                   "of node %u (node%u.sock)", id, u, u);
     }
-    if (nd->ever_linked) {
+    if (tgrnet_hello(k->net, u)) {
         uint8_t reset[FABRIC_TGR_GROUP_LEN] = { FABRIC_CTL_TGR_PEER_RESET };
 
         /* a restarted device: what was on its way to the old one is stale */
-        nd->resets++;
-        nd->flushed += fabric_port_flush(k->f, u);
+        tgrnet_node(k->net, u)->flushed += fabric_port_flush(k->f, u);
         tgr_output_drained(k, u);
         fabric_put_le16(reset + 1, u);
         for (unsigned i = 0; i < k->f->nodes; i++) {
-            if (i != u && k->node[i].linked) {
+            if (i != u && tgrnet_node(k->net, i)->linked) {
                 send_control(k, i, reset, sizeof(reset));
             }
         }
     }
-    nd->linked = true;
-    nd->ever_linked = true;
-    nd->logged = 0;
     ack[0] = FABRIC_CTL_HELLO_ACK;
     fabric_put_le16(ack + 1, k->f->nodes);
     send_control(k, u, ack, sizeof(ack));
     return INGRESS_OK;
-}
-
-/* JOIN or LEAVE a multicast group. */
-static IngressStatus membership(TgrKind *k, unsigned u, const uint8_t *pl,
-                                size_t len, char *why, size_t why_len)
-{
-    const char *what = pl[0] == FABRIC_CTL_TGR_JOIN ? "JOIN" : "LEAVE";
-    bool join = pl[0] == FABRIC_CTL_TGR_JOIN;
-    unsigned group;
-    bool *m;
-
-    if (!k->node[u].linked) {
-        return fabric_kind_malformed(why, why_len,
-                                     "%s before HELLO", what);
-    }
-    if (len != FABRIC_TGR_GROUP_LEN) {
-        return fabric_kind_malformed(why, why_len,
-                                     "%s payload is %zu bytes; expected %d",
-                                     what, len, FABRIC_TGR_GROUP_LEN);
-    }
-    group = fabric_get_le16(pl + 1);
-    if (group >= FABRIC_TGR_MAX_GROUPS) {
-        return fabric_kind_malformed(why, why_len,
-                                     "%s group %u ignored: groups are 0..%d",
-                                     what, group, FABRIC_TGR_MAX_GROUPS - 1);
-    }
-    m = member_of(k, group, u);
-    if (*m != join) {
-        *m = join;
-        k->members[group] += join ? 1 : -1;
-    }
-    return INGRESS_OK;
-}
-
-static void leave_all_groups(TgrKind *k, unsigned u)
-{
-    for (unsigned g = 0; g < FABRIC_TGR_MAX_GROUPS; g++) {
-        bool *m = member_of(k, g, u);
-
-        if (*m) {
-            *m = false;
-            k->members[g]--;
-        }
-    }
 }
 
 /* The frame as the receivers get it: src stamped, delivery time set. */
@@ -286,7 +150,8 @@ static GBytes *outgoing(TgrKind *k, unsigned src, unsigned dst,
         .kind = FABRIC_KIND_TELEGRAPHOS, .type = FABRIC_TYPE_DATA,
         .src = src, .dst = dst, .len = len,
         .send_time_ns = in->send_time_ns,
-        .deliver_time_ns = deliver_time(k, in->send_time_ns, len),
+        .deliver_time_ns = tgrnet_deliver_time(k->net, in->send_time_ns,
+                                               len),
     };
 
     fabric_hdr_encode(&h, frame);
@@ -299,7 +164,7 @@ static void log_refusal(TgrKind *k, unsigned u, const char *fmt, ...)
 
 static void log_refusal(TgrKind *k, unsigned u, const char *fmt, ...)
 {
-    TgrNode *nd = &k->node[u];
+    TgrNode *nd = tgrnet_node(k->net, u);
     g_autofree char *text = NULL;
     va_list ap;
 
@@ -314,39 +179,33 @@ static void log_refusal(TgrKind *k, unsigned u, const char *fmt, ...)
             " (further refusals on this connection not logged)" : "");
 }
 
-static void unicast(TgrKind *k, unsigned u, const FabricHdr *h,
-                    const FabricTgrHdr *t, const uint8_t *pl, size_t len)
+/* A copy src>dst: queued, and past the mark the sender waits. */
+static void send_copy(TgrKind *k, unsigned src, unsigned dst, GBytes *copy)
 {
-    unsigned dst = h->dst;
-    g_autoptr(GBytes) copy = NULL;
+    fabric_send_copy(k->f, src, dst, copy);
+    tgrnet_queued(k->net, src, dst, k->f->ports[dst].out_bytes);
+}
 
-    if (dst >= k->f->nodes || !k->node[dst].linked) {
-        k->node[u].unreachable++;
-        log_refusal(k, u, "%s to node %u refused: %s", op_names[t->op], dst,
-                    dst >= k->f->nodes ? "no such node" : "not linked");
-        if (op_is_request(t->op)) {
-            send_unreachable_nack(k, u, h, t);
-        }
-        return;
+static void unreachable(TgrKind *k, unsigned u, const FabricHdr *h,
+                        const FabricTgrHdr *t)
+{
+    log_refusal(k, u, "%s to node %u refused: %s", tgrnet_op_name(t->op),
+                h->dst, h->dst >= k->f->nodes ? "no such node" : "not linked");
+    if (tgrnet_op_is_request(t->op)) {
+        send_unreachable_nack(k, u, h, t);
     }
-    copy = outgoing(k, u, dst, h, pl, len);
-    fabric_send_copy(k->f, u, dst, copy);
-    check_congestion(k, u, dst);
 }
 
 /* One copy to each member, the sender too, in node order. */
 static void multicast(TgrKind *k, unsigned u, const FabricHdr *h,
                       unsigned group, const uint8_t *pl, size_t len)
 {
-    TgrNode *nd = &k->node[u];
+    TgrNode *nd = tgrnet_node(k->net, u);
     g_autoptr(GBytes) copy = outgoing(k, u, FABRIC_NODE_ALL, h, pl, len);
 
-    nd->mcast++;
-    k->group_writes[group]++;
     for (unsigned m = 0; m < k->f->nodes; m++) {
-        if (*member_of(k, group, m)) {
-            fabric_send_copy(k->f, u, m, copy);
-            check_congestion(k, u, m);
+        if (tgrnet_is_member(k->net, group, m)) {
+            send_copy(k, u, m, copy);
             nd->mcast_copies++;
         }
     }
@@ -356,64 +215,24 @@ static IngressStatus data(TgrKind *k, unsigned u, const FabricHdr *h,
                           const uint8_t *pl, size_t len, char *why,
                           size_t why_len)
 {
-    TgrNode *nd = &k->node[u];
+    g_autoptr(GBytes) copy = NULL;
     FabricTgrHdr t;
+    unsigned group = 0;
 
-    if (!nd->linked) {
-        return fabric_kind_malformed(why, why_len,
-                                     "DATA before HELLO");
-    }
-    if (h->flags) {
-        return fabric_kind_malformed(why, why_len,
-                                     "DATA with flags 0x%02x; a device sends 0",
-                                     h->flags);
-    }
-    if (!fabric_tgr_hdr_decode(pl, len, &t)) {
-        if (len < FABRIC_TGR_HDR_LEN) {
-            return fabric_kind_malformed(why, why_len,
-                                         "DATA payload of %zu bytes is "
-                                         "shorter than the %d-byte TGR header",
-                                         len, FABRIC_TGR_HDR_LEN);
-        }
-        return fabric_kind_malformed(why, why_len,
-                                     "DATA with unknown TGR op %u (ops are "
-                                     "1..%d)", t.op, FABRIC_TGR_OP_MAX);
-    }
-    if (len - FABRIC_TGR_HDR_LEN > TGR_MAX_BODY) {
-        return fabric_kind_malformed(why, why_len,
-                                     "%s body of %zu bytes; at most %d",
-                                     op_names[t.op], len - FABRIC_TGR_HDR_LEN,
-                                     TGR_MAX_BODY);
-    }
-    if (t.op == FABRIC_TGR_MCAST_WRITE) {
-        unsigned group = t.eidx >> 16;
-
-        if (h->dst != FABRIC_NODE_ALL) {
-            return fabric_kind_malformed(why, why_len,
-                                         "MCAST_WRITE to dst %u; it goes to "
-                                         "dst %u (every member)", h->dst,
-                                         FABRIC_NODE_ALL);
-        }
-        if (group >= FABRIC_TGR_MAX_GROUPS) {
-            return fabric_kind_malformed(why, why_len,
-                                         "MCAST_WRITE to group %u; groups are "
-                                         "0..%d", group,
-                                         FABRIC_TGR_MAX_GROUPS - 1);
-        }
-        nd->frames++;
-        nd->bytes += len;
+    switch (tgrnet_data(k->net, u, h, pl, len, &t, &group, why, why_len)) {
+    case TGR_DATA_MALFORMED:
+        return INGRESS_MALFORMED;
+    case TGR_DATA_MCAST:
         multicast(k, u, h, group, pl, len);
-        return INGRESS_OK;
+        break;
+    case TGR_DATA_UNREACHABLE:
+        unreachable(k, u, h, &t);
+        break;
+    case TGR_DATA_UNICAST:
+        copy = outgoing(k, u, h->dst, h, pl, len);
+        send_copy(k, u, h->dst, copy);
+        break;
     }
-    if (h->dst == FABRIC_NODE_ALL) {
-        return fabric_kind_malformed(why, why_len,
-                                     "%s to dst %u (every node): only "
-                                     "MCAST_WRITE goes to a group",
-                                     op_names[t.op], FABRIC_NODE_ALL);
-    }
-    nd->frames++;
-    nd->bytes += len;
-    unicast(k, u, h, &t, pl, len);
     return INGRESS_OK;
 }
 
@@ -429,7 +248,8 @@ static IngressStatus control(TgrKind *k, unsigned u, const uint8_t *pl,
         return hello(k, u, pl, len, why, why_len);
     case FABRIC_CTL_TGR_JOIN:
     case FABRIC_CTL_TGR_LEAVE:
-        return membership(k, u, pl, len, why, why_len);
+        return tgrnet_membership(k->net, u, pl, len, why, why_len) ?
+               INGRESS_OK : INGRESS_MALFORMED;
     }
     return fabric_kind_malformed(why, why_len,
                                  "CONTROL opcode %u is not one a device sends "
@@ -456,7 +276,7 @@ static IngressStatus tgr_ingress(void *state, unsigned in_port,
                                  "telegraphos", &h, pl, pl_len, why, why_len);
 
         if (st == INGRESS_REJECT_CLOSE) {
-            k->node[in_port].linked = false;
+            tgrnet_unlink(k->net, in_port);
         }
         return st;
     }
@@ -488,21 +308,20 @@ static bool tgr_check_topology(unsigned nodes, const char *topology,
 static void *tgr_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
+    static const TgrOps ops = { .pause_input = tgr_pause_input };
+    TgrConfig cfg = {
+        .nodes = f->nodes,
+        .hop_ns = TGR_DEFAULT_HOP_NS,
+        .link_mbps = TGR_DEFAULT_LINK_MBPS,
+    };
     TgrKind *k;
 
-    k = g_new0(TgrKind, 1);
-    k->hop_ns = TGR_DEFAULT_HOP_NS;
-    k->link_mbps = TGR_DEFAULT_LINK_MBPS;
-    if (!fabric_kind_timing(opts, &k->hop_ns, &k->link_mbps, err)) {
-        g_free(k);
+    if (!fabric_kind_timing(opts, &cfg.hop_ns, &cfg.link_mbps, err)) {
         return NULL;
     }
+    k = g_new0(TgrKind, 1);
     k->f = f;
-    k->node = g_new0(TgrNode, f->nodes);
-    for (unsigned i = 0; i < f->nodes; i++) {
-        k->node[i].stalled = g_array_new(FALSE, FALSE, sizeof(guint));
-    }
-    k->member = g_new0(bool, (size_t)FABRIC_TGR_MAX_GROUPS * f->nodes);
+    k->net = tgrnet_new(&cfg, &ops, k);
     /* back-pressure bounds the queues: a copy already read is never lost */
     f->out_limit = SIZE_MAX;
     return k;
@@ -512,39 +331,15 @@ static void tgr_state_free(void *state)
 {
     TgrKind *k = state;
 
-    for (unsigned i = 0; i < k->f->nodes; i++) {
-        g_array_free(k->node[i].stalled, TRUE);
-    }
-    g_free(k->node);
-    g_free(k->member);
+    tgrnet_free(k->net);
     g_free(k);
 }
 
 static void tgr_port_down(void *state, unsigned port)
 {
     TgrKind *k = state;
-    TgrNode *nd = &k->node[port];
 
-    nd->linked = false;
-    leave_all_groups(k, port);
-    if (k->f->shutting_down) {
-        return;
-    }
-    /* its queue is gone: whoever waited for it reads again */
-    release_senders(k, port);
-    /* and as a sender it waits for nobody: the next connection is fresh */
-    for (unsigned d = 0; d < k->f->nodes && nd->paused_by; d++) {
-        GArray *stalled = k->node[d].stalled;
-
-        for (guint i = 0; i < stalled->len; i++) {
-            if (g_array_index(stalled, guint, i) == port) {
-                g_array_remove_index_fast(stalled, i);
-                nd->paused_by--;
-                break;
-            }
-        }
-    }
-    nd->paused_by = 0;
+    tgrnet_port_down(k->net, port, k->f->shutting_down);
 }
 
 /* One crossbar: every node reaches every node, itself included. */
@@ -560,63 +355,38 @@ static void tgr_describe_topology(void *state, unsigned nodes, GString *out)
                          "pair, no drops for congestion");
 }
 
-static void append_members(TgrKind *k, unsigned group, GString *out)
-{
-    const char *sep = "";
-
-    for (unsigned m = 0; m < k->f->nodes; m++) {
-        if (*member_of(k, group, m)) {
-            g_string_append_printf(out, "%s%u", sep, m);
-            sep = ",";
-        }
-    }
-}
-
 #define U64 "%" G_GUINT64_FORMAT
 
 /* `table`: the multicast groups that have members, "group G: 0,2,3". */
 static void tgr_dump_table(void *state, uint64_t now_ns, GString *out)
 {
     TgrKind *k = state;
-    unsigned shown = 0;
 
-    for (unsigned g = 0; g < FABRIC_TGR_MAX_GROUPS; g++) {
-        if (k->members[g]) {
-            g_string_append_printf(out, "group %u: ", g);
-            append_members(k, g, out);
-            g_string_append_c(out, '\n');
-            shown++;
-        }
-    }
-    if (!shown) {
-        g_string_append(out, "no multicast group has members\n");
-    }
+    tgrnet_dump_groups(k->net, out);
 }
 
 static void tgr_report(void *state, GString *out, bool counters)
 {
     TgrKind *k = state;
-    unsigned linked = 0, groups = 0;
+    const TgrConfig *cfg = tgrnet_config(k->net);
+    unsigned linked = 0, groups = tgrnet_groups_in_use(k->net);
 
     for (unsigned i = 0; i < k->f->nodes; i++) {
-        linked += k->node[i].linked;
-    }
-    for (unsigned g = 0; g < FABRIC_TGR_MAX_GROUPS; g++) {
-        groups += k->members[g] != 0;
+        linked += tgrnet_node(k->net, i)->linked;
     }
     if (counters) {
         g_string_append_printf(out, "telegraphos hop_ns=" U64 " link_mbps="
                                U64 " pause_above=%d resume_below=%d "
-                               "groups=%u\n", k->hop_ns, k->link_mbps,
+                               "groups=%u\n", cfg->hop_ns, cfg->link_mbps,
                                TGR_PAUSE_ABOVE, TGR_RESUME_BELOW, groups);
     } else {
         g_string_append_printf(out, "telegraphos: hop " U64 " ns, link " U64
                                " MB/s, %u of %u nodes linked, %u multicast "
-                               "groups with members\n", k->hop_ns,
-                               k->link_mbps, linked, k->f->nodes, groups);
+                               "groups with members\n", cfg->hop_ns,
+                               cfg->link_mbps, linked, k->f->nodes, groups);
     }
     for (unsigned i = 0; i < k->f->nodes; i++) {
-        const TgrNode *nd = &k->node[i];
+        const TgrNode *nd = tgrnet_node(k->net, i);
         const Port *p = &k->f->ports[i];
 
         if (counters) {
@@ -637,10 +407,12 @@ static void tgr_report(void *state, GString *out, bool counters)
                                nd->flushed);
     }
     for (unsigned g = 0; g < FABRIC_TGR_MAX_GROUPS; g++) {
-        if (k->members[g] || k->group_writes[g]) {
+        uint64_t writes = tgrnet_group_writes(k->net, g);
+
+        if (tgrnet_group_members(k->net, g) || writes) {
             g_string_append_printf(out, "group %u%s writes=" U64 " members=",
-                                   g, counters ? "" : ":", k->group_writes[g]);
-            append_members(k, g, out);
+                                   g, counters ? "" : ":", writes);
+            tgrnet_append_members(k->net, g, out);
             g_string_append_c(out, '\n');
         }
     }
