@@ -101,123 +101,16 @@ $(B)/guest/bin/%: images/guest-tools/%.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 
-# Driver test programs, beside their drivers.
-GUEST_TOOLS += $(B)/guest/bin/ps1test
-$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h $(PS1_UAPI_HDR) $(PS1_HW_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
-
-GUEST_TOOLS += $(B)/guest/bin/myritest
-$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
-
-# --- ParaStation user-level library (guest-lib/parastation) -------------
-# libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
-# for the guest.
-PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
-PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) $(PS1_UAPI_HDR) $(PS1_HW_HDR) $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
-PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
-PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/parastation
-
-$(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CC,$@)$(CC) $(PSLIB_CFLAGS) -c $< -o $@
-
-$(B)/guest/lib/libps.a: $(PSLIB_OBJ)
-	@mkdir -p $(dir $@)
-	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
-
-GUEST_TOOLS += $(B)/guest/bin/pstest
-$(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
-
-GUEST_TOOLS += $(B)/guest/bin/psstress
-$(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
-# --- end ParaStation library ---------------------------------------------
 
 # --- guest kernel modules: out of tree against the guest kernel's headers ---
 KVER := $(patsubst %-unsigned,%,$(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'))
 KDIR := /lib/modules/$(KVER)/build
-GUEST_DRIVERS := ps1 myri
-GUEST_MODULES := $(patsubst %,$(B)/guest/modules/%.ko,$(GUEST_DRIVERS))
+# Each card's fragment in mk/ adds its module to GUEST_MODULES.
+GUEST_MODULES :=
 
-$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR)
-	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
-	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
-	@mkdir -p $(dir $@)
-	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
-
-$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
-	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
-	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 $(KBUILD_V) modules
-	@mkdir -p $(dir $@)
-	$(call quiet,INSTALL,$@)cp guest-driver/myri/myri.ko $@
-
-# --- the Myrinet card's firmware (MCP): guest-driver/myri/mcp/ ---
-# mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the
-# guest; mcp-loop.bin and mcp-wild.bin are broken on purpose (driver tests).
-# Needs riscv64-unknown-elf-gcc (make deps); without it they are skipped.
-# The firmware's host tests (test-mcp, test-rdp) are built here, with the
-# firmware, since they compile its RDP code (rdp.c, rdp.h).
-MCP_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
-MCP_DIR := guest-driver/myri/mcp
-MCP_SRC := $(addprefix $(MCP_DIR)/,start.S main.c host.c net.c dma.c util.c rdp.c)
-MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h $(MYRI_HW_HDR)
-MCP_CFLAGS := -std=gnu11 -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Iinclude \
-	-fno-tree-loop-distribute-patterns -Wall -Wextra -DRDP_MAX_PEERS=64 \
-	-T $(MCP_DIR)/mcp.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
-MYRI_FW_DIR := $(B)/guest/firmware/myri
-
-$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c include/vcluster/fw/myri_mcp_if.h
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -Iinclude -o $@ $< -lz
-
-$(B)/obj/mcp/mcp.elf: $(MCP_SRC) $(MCP_HDR) $(MCP_DIR)/mcp.ld
-	@mkdir -p $(dir $@)
-	$(call quiet,RVCC,$@)riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $(MCP_SRC) -lgcc
-
-$(B)/obj/mcp/mcp-%.elf: $(MCP_DIR)/mcp-%.S $(MCP_DIR)/mcp.ld
-	@mkdir -p $(dir $@)
-	$(call quiet,RVCC,$@)riscv64-unknown-elf-gcc $(MCP_CFLAGS) -o $@ $<
-
-$(B)/obj/mcp/%.raw: $(B)/obj/mcp/%.elf
-	$(call quiet,OBJCOPY,$@)riscv64-unknown-elf-objcopy -O binary $< $@
-
-$(MYRI_FW_DIR)/%.bin: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw $(B)/obj/mcp/mkimage
-	@mkdir -p $(dir $@)
-	$(call quiet,MCPIMG,$@)$(B)/obj/mcp/mkimage -n $* $< $(B)/obj/mcp/$*.raw $@
-.PRECIOUS: $(B)/obj/mcp/%.elf $(B)/obj/mcp/%.raw
-
-ifneq ($(MCP_GCC),)
-MYRI_FW := $(addprefix $(MYRI_FW_DIR)/,mcp.bin mcp-loop.bin mcp-wild.bin)
-else
-MYRI_FW_SKIP := myri-fw-skip
-endif
-
-.PHONY: myri-fw myri-fw-skip
-myri-fw: $(MYRI_FW) $(MYRI_FW_SKIP)
-myri-fw-skip:
-	@echo "note: riscv64-unknown-elf-gcc not found: Myrinet firmware (myri/mcp.bin) not built; run: make deps"
-
-# The MCP on the card under qtest, with a fake peer speaking RDP (rdp.c).
-$(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tests/qtest/qtest-client.h \
-		$(MCP_DIR)/rdp.c $(MCP_HDR) $(MYRI_FW)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
-		-o $@ tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $< $(GLIB_LIBS) -lz
-
-# The firmware's RDP core (freestanding), tested on the host.
-$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $(MCP_DIR)/rdp.c $< \
-		$(B)/lib/libfabric.a $(GLIB_LIBS)
-
-# --- per-component rules (mk/*.mk): they may add to GUEST_TOOLS, GUEST_MODULES
-# and UNIT_BINS' prerequisites before the image's inputs are fixed below ---
+# --- per-component rules, one fragment per card and library (mk/*.mk): they
+# add to GUEST_TOOLS, GUEST_MODULES and MYRI_FW before the image's inputs are
+# fixed below ---
 include $(sort $(wildcard mk/*.mk))
 
 # --- guest image: rebuilt only when its inputs change ---

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --- ParaStation board driver (guest-driver/ps1): ps1.ko and ps1test --------
+GUEST_MODULES += $(B)/guest/modules/ps1.ko
+$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR)
+	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
+	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
+	@mkdir -p $(dir $@)
+	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
+
+# The driver's test program, beside it.
+GUEST_TOOLS += $(B)/guest/bin/ps1test
+$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h $(PS1_UAPI_HDR) $(PS1_HW_HDR)
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
