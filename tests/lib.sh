@@ -64,3 +64,17 @@ boot_cluster() {
 	pass "$mode: $_lib_what boots"
 	export VCLUSTER_NAME=$name
 }
+
+# pstest_pairwise ENV A B CMD ARGS...: pstest's pairwise exchange (the
+# paper's benchmark) between nodes A and B at once, each naming the other
+# (CMD's PEER comes first), with ENV (e.g. PS_HAL=myri, or "") before it.
+# Both send, then both receive and check the peer's data; both must report
+# "ok" and no FAIL.
+pstest_pairwise() {
+	_pw_env=$1 _pa=$2 _pb=$3 _pc=$4; shift 4
+	vc exec -d "$_pb" -- "$_pw_env pstest $_pc $_pa $* > /tmp/pairwise.log 2>&1" >/dev/null
+	_po=$(vc exec -t 120 "$_pa" -- "$_pw_env pstest $_pc $_pb $*") || { echo "$_po"; return 1; }
+	echo "$_po" | grep -q '^ok' || { echo "$_po"; return 1; }
+	retry 20 vc exec "$_pb" -- "grep -q '^ok' /tmp/pairwise.log && ! grep -q '^FAIL' /tmp/pairwise.log" ||
+		{ vc exec "$_pb" -- cat /tmp/pairwise.log; return 1; }
+}

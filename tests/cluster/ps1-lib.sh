@@ -66,14 +66,7 @@ check "$mode: ports: bad input fails with clear errnos" vc exec 1 -- pstest port
 # Pairwise exchange (the paper's benchmark): the same command on nodes A
 # and B at once, each naming the other; both send, then both receive and
 # check the peer's data.  Both must report only "ok".
-pairwise() { # A B CMD ARGS... (CMD's PEER comes first)
-	_pa=$1 _pb=$2 _pc=$3; shift 3
-	vc exec -d "$_pb" -- "pstest $_pc $_pa $* > /tmp/pairwise.log 2>&1" >/dev/null
-	_po=$(vc exec -t 120 "$_pa" -- pstest "$_pc" "$_pb" "$@") || { echo "$_po"; return 1; }
-	echo "$_po" | grep -q '^ok' || { echo "$_po"; return 1; }
-	retry 20 vc exec "$_pb" -- "grep -q '^ok' /tmp/pairwise.log && ! grep -q '^FAIL' /tmp/pairwise.log" ||
-		{ vc exec "$_pb" -- cat /tmp/pairwise.log; return 1; }
-}
+pairwise() { pstest_pairwise "" "$@"; }
 check "$mode: hal pairwise exchange node0 <-> node1 (64 bytes), both sides ok" \
 	pairwise 0 1 hal-pairwise 200 64
 check "$mode: hal pairwise exchange node0 <-> node3 (2 hops, 5000 bytes: bursts of 10 packets)" \

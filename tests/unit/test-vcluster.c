@@ -197,28 +197,47 @@ static void test_routes_file(void)
  * A trapped child of reboot_fails(): `vcluster reboot $REBOOT_ARGS`, and
  * its exit code on stderr (GLib 2.74 cannot hand it to the parent).
  */
-static void reboot_child(void)
+typedef int CommandFn(int argc, char **argv);
+
+/*
+ * In a test's subprocess: run a vcluster command (argv0) with the
+ * space-separated words of $var, say "exit RC" on stderr and exit RC.
+ */
+static void G_GNUC_NORETURN command_child(const char *var, const char *argv0,
+                                          CommandFn *cmd)
 {
-    g_auto(GStrv) words = g_strsplit(g_getenv("REBOOT_ARGS"), " ", -1);
+    g_auto(GStrv) words = g_strsplit(g_getenv(var), " ", -1);
     int argc = g_strv_length(words) + 1;
     char **argv = g_new0(char *, argc + 1);
 
-    argv[0] = "vcluster reboot";
+    argv[0] = (char *)argv0;
     memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
-    int rc = cmd_reboot(argc, argv);
+    int rc = cmd(argc, argv);
     g_printerr("exit %d\n", rc);
     exit(rc);
+}
+
+/* The subprocess, given args in $var, exits with rc and says message. */
+static void command_fails(const char *var, const char *args, int rc,
+                          const char *message)
+{
+    g_autofree char *expected = g_strdup_printf("%s\nexit %d\n", message, rc);
+
+    g_setenv(var, args, TRUE);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr(expected);
+}
+
+static void reboot_child(void)
+{
+    command_child("REBOOT_ARGS", "vcluster reboot", cmd_reboot);
 }
 
 /* `vcluster reboot ARGS` exits with `rc` and says `message` on stderr. */
 static void reboot_fails(const char *args, int rc, const char *message)
 {
-    g_autofree char *expected = g_strdup_printf("%s\nexit %d\n", message, rc);
-
-    g_setenv("REBOOT_ARGS", args, TRUE);
-    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-    g_test_trap_assert_failed();
-    g_test_trap_assert_stderr(expected);
+    command_fails("REBOOT_ARGS", args, rc, message);
 }
 
 static void test_reboot_errors(void)
@@ -414,25 +433,12 @@ static void test_cp_local_dest(void)
 /* A trapped child: `vcluster cp $CP_ARGS`, its exit code on stderr. */
 static void G_GNUC_NORETURN cp_child(void)
 {
-    g_auto(GStrv) words = g_strsplit(g_getenv("CP_ARGS"), " ", -1);
-    int argc = g_strv_length(words) + 1;
-    char **argv = g_new0(char *, argc + 1);
-
-    argv[0] = "vcluster cp";
-    memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
-    int rc = cmd_cp(argc, argv);
-    g_printerr("exit %d\n", rc);
-    exit(rc);
+    command_child("CP_ARGS", "vcluster cp", cmd_cp);
 }
 
 static void cp_fails(const char *args, int rc, const char *message)
 {
-    g_autofree char *expected = g_strdup_printf("%s\nexit %d\n", message, rc);
-
-    g_setenv("CP_ARGS", args, TRUE);
-    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-    g_test_trap_assert_failed();
-    g_test_trap_assert_stderr(expected);
+    command_fails("CP_ARGS", args, rc, message);
 }
 
 /* Usage errors exit 2 before any agent is asked; the rest exit 1. */
@@ -462,28 +468,15 @@ static void test_cp_errors(void)
 
 static void G_GNUC_NORETURN up_child(void)
 {
-    g_auto(GStrv) words = g_strsplit(g_getenv("UP_ARGS"), " ", -1);
-    int argc = g_strv_length(words) + 1;
-    char **argv = g_new0(char *, argc + 1);
-
     /* no QEMU or image there: nothing boots should a check let args by */
     g_setenv("VCLUSTER_TOP", "/nonexistent", TRUE);
-    argv[0] = "vcluster up";
-    memcpy(argv + 1, words, (argc - 1) * sizeof(char *));
-    int rc = cmd_up(argc, argv);
-    g_printerr("exit %d\n", rc);
-    exit(rc);
+    command_child("UP_ARGS", "vcluster up", cmd_up);
 }
 
 /* `vcluster up ARGS` exits with 2 and says `message`, starting nothing. */
 static void up_refuses(const char *args, const char *message)
 {
-    g_autofree char *expected = g_strdup_printf("%s\nexit 2\n", message);
-
-    g_setenv("UP_ARGS", args, TRUE);
-    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-    g_test_trap_assert_failed();
-    g_test_trap_assert_stderr(expected);
+    command_fails("UP_ARGS", args, 2, message);
 }
 
 static void test_up_telegraphos_errors(void)
