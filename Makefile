@@ -30,9 +30,11 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-glib-1.0 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs json-glib-1.0 2>/dev/null)
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-# -I. for the wire protocol, included as "proto/fabric-proto.h" by the
-# devices (QEMU sees it through build/qemu-src/include/proto), fabricd and the tests.
-HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -I. -Iqemu-hw -Idaemon/fabricd $(GLIB_CFLAGS)
+# Host code reaches shared headers only: include/ (vcluster/..., uapi/) and,
+# through -I., the wire protocol as "proto/<kind>.h" (QEMU sees it through
+# build/qemu-src/include/proto).  A test of one component's internals adds
+# that component's folder in its own rule.
+HOST_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP -Iinclude -I. $(GLIB_CFLAGS)
 
 # Headers shared by the devices, drivers, firmware, libraries and tests:
 # include/vcluster/hw/ the cards' registers and memory layouts,
@@ -126,9 +128,15 @@ $(IMAGE): $(IMAGE_INPUTS) | $(MYRI_FW_SKIP)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 
+# Unit tests of fabricd's parts (libfabric), with its internal headers.
 $(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Idaemon/fabricd -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+
+# The wire codecs, checked against zlib's CRC-32 among others.
+$(B)/tests/unit/test-proto: tests/unit/test-proto.c $(wildcard proto/*.h)
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -o $@ $< $(GLIB_LIBS) -lz
 
 # vcluster's QEMU arguments and route files: linked with its objects, no main.
 $(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
@@ -159,7 +167,7 @@ endif
 $(B)/tests/unit/test-rv32: tests/unit/test-rv32.c tests/unit/rv32/fw.h qemu-hw/rv32core.h \
 		$(B)/obj/qemu-hw/rv32core.o $(RV32_FW)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iqemu-hw $(RV32_FW_DEF) -o $@ $< $(B)/obj/qemu-hw/rv32core.o $(GLIB_LIBS)
 
 # Device tests: our QEMU under -accel qtest, driven over the qtest protocol.
 QTEST_SRC := $(wildcard tests/qtest/test-*.c)

@@ -67,8 +67,9 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Itests/qtest -I$(MCP_DIR) -DMYRI_FW_DIR='"$(abspath $(MYRI_FW_DIR))"' \
 		-o $@ tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $< $(GLIB_LIBS) -lz
 
-# The firmware's RDP core (freestanding), tested on the host.
+# The firmware's RDP core (freestanding), tested on the host with fabricd's
+# seeded PRNG (libfabric).
 $(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -o $@ $(MCP_DIR)/rdp.c $< \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -Idaemon/fabricd -o $@ $(MCP_DIR)/rdp.c $< \
 		$(B)/lib/libfabric.a $(GLIB_LIBS)

@@ -38,6 +38,6 @@ $(B)/guest/bin/tgrcheck: guest-lib/tgr/tools/tgrcheck.c $(B)/guest/obj/guest-lib
 $(B)/tests/unit/test-tgr-queue: tests/unit/test-tgr-queue.c qemu-hw/telegraphos-req.c qemu-hw/telegraphos-req.h \
 		guest-lib/tgr/tgr_queue.c $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iguest-lib/tgr -o $@ qemu-hw/telegraphos-req.c \
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iqemu-hw -Iguest-lib/tgr -o $@ qemu-hw/telegraphos-req.c \
 		guest-lib/tgr/tgr_queue.c $< $(GLIB_LIBS) -lpthread
 # --- end Telegraphos library ------------------------------------------------

@@ -8,7 +8,7 @@
 #define HW_VCLUSTER_FABRIC_LINK_H
 
 #include "chardev/char-fe.h"
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 
 /* Called for every valid incoming frame; payload is hdr->len bytes. */
 typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,

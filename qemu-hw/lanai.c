@@ -694,25 +694,25 @@ static const MemoryRegionOps lanai_special_ops =
 
 static void lanai_send_hello(LanaiState *s)
 {
-    uint8_t p[FABRIC_MYRI_HELLO_LEN] = { FABRIC_CTL_HELLO };
+    uint8_t p[FABRIC_HELLO_LEN];
 
-    fabric_put_le16(p + 1, s->node);
     s->link_up = false;
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
-                     sizeof(p));
+                     fabric_hello_encode(s->node, p));
 }
 
 static void lanai_rx_control(LanaiState *s, const uint8_t *p, uint32_t len)
 {
-    if (len >= FABRIC_MYRI_HELLO_ACK_LEN && p[0] == FABRIC_CTL_HELLO_ACK) {
-        s->fabric_nodes = fabric_get_le16(p + 1);
-        s->fabric_switch = p[3];
-        s->fabric_port = p[4];
+    FabricHelloAck ack;
+    char why[FABRIC_REASON_MAX + 1];
+
+    if (fabric_hello_ack_decode(p, len, FABRIC_MYRI_HELLO_ACK_EXTRA, &ack)) {
+        s->fabric_nodes = ack.nodes;
+        s->fabric_switch = ack.extra[FABRIC_MYRI_ACK_SWITCH];
+        s->fabric_port = ack.extra[FABRIC_MYRI_ACK_PORT];
         s->link_up = true;
         s->link_rejected = false;
-    } else if (len >= 1 && p[0] == FABRIC_CTL_REJECT) {
-        g_autofree char *why = g_strndup((const char *)p + 1, len - 1);
-
+    } else if (fabric_reject_decode(p, len, why, sizeof(why))) {
         warn_report("lanai: fabric rejected node %u: %s", s->node, why);
         s->link_up = false;
         s->link_rejected = true;

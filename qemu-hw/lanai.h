@@ -13,6 +13,7 @@
 #include "qemu/units.h"
 #include "qom/object.h"
 #include "fabric-link.h"
+#include "proto/myrinet.h"
 #include "vcpu-stall.h"
 #include "rv32core.h"
 /* The register interface, shared with the driver and the firmware. */

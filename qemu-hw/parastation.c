@@ -19,8 +19,8 @@
 #include "hw/qdev-properties-system.h"
 #include "migration/blocker.h"
 #include "qom/object.h"
-#include <zlib.h>
 #include "fabric-link.h"
+#include "proto/ps1.h"
 #include "vcpu-stall.h"
 /* The register interface, shared with the driver and user space. */
 #include "vcluster/hw/ps1_regs.h"
@@ -142,17 +142,6 @@ static void ps_error(ParaStationState *s, uint32_t err)
     ps_raise(s, PS1_ISR_ERR);
 }
 
-/* Two parity bits per 16-bit half: even parity of each byte. */
-static uint8_t ps_word_parity(uint32_t w)
-{
-    uint8_t p = 0;
-
-    for (int b = 0; b < 4; b++) {
-        p |= (ctpop8((w >> (8 * b)) & 0xff) & 1) << b;
-    }
-    return p;
-}
-
 static uint32_t ps_sreg(ParaStationState *s)
 {
     uint32_t v = s->errors;
@@ -198,13 +187,12 @@ static uint32_t ps_wait_read(ParaStationState *s, hwaddr addr)
 
 static void ps_send_hello(ParaStationState *s)
 {
-    uint8_t p[3] = { FABRIC_CTL_HELLO };
+    uint8_t p[FABRIC_HELLO_LEN];
 
-    fabric_put_le16(p + 1, s->node);
     s->link.node = s->node;
     s->rx_credit_owed = 0;      /* a HELLO resets the fabric's credit */
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
-                     sizeof(p));
+                     fabric_hello_encode(s->node, p));
 }
 
 static void ps_send_credit(ParaStationState *s, uint32_t bytes)
@@ -230,19 +218,15 @@ static void ps_tx_pump(ParaStationState *s)
     while (s->tx_complete && s->tx_credit && s->link_up) {
         uint32_t header = fifo_pop(&s->tx);
         uint32_t count = header & 0xffff;
-        uint32_t len = FABRIC_PS1_DATA_LEN(count);
-        g_autofree uint8_t *p = g_malloc(len);
+        uint32_t words[PS_MAX_DATA_WORDS];
+        uint8_t p[FABRIC_PS1_DATA_LEN(PS_MAX_DATA_WORDS)];
         bool was_half = s->tx.count + 1 + count >= PS_HALF_WORDS;
 
-        fabric_put_le32(p, header);
         for (uint32_t i = 0; i < count; i++) {
-            uint32_t w = fifo_pop(&s->tx);
-
-            fabric_put_le32(p + 4 + 4 * i, w);
-            p[4 + 4 * count + i] = ps_word_parity(w);
+            words[i] = fifo_pop(&s->tx);
         }
-        fabric_put_le32(p + len - 4, crc32(0, p, 4 + 4 * count));
-        fabric_link_send(&s->link, FABRIC_TYPE_DATA, header >> 16, p, len);
+        fabric_link_send(&s->link, FABRIC_TYPE_DATA, header >> 16, p,
+                         fabric_ps1_data_encode(header, words, p));
         s->tx_complete--;
         s->tx_credit--;
         s->cnt_tx++;
@@ -316,32 +300,14 @@ static uint32_t ps_nreg_read(ParaStationState *s)
 
 static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
 {
-    uint32_t header, count;
-    bool bad = false;
+    uint32_t header, count = fabric_ps1_data_count(len);
 
-    /*
-     * The frame length comes from fabricd's framing, which the wire never
-     * corrupts; the header word can be. A count that disagrees with the
-     * length is a corrupted header, not a fabricd bug.
-     */
-    count = (len - 8) / 5;
-    if (len < FABRIC_PS1_DATA_LEN(1) || count > PS_MAX_DATA_WORDS ||
-        len != FABRIC_PS1_DATA_LEN(count)) {
+    if (!count) {
         warn_report_once("parastation: malformed DATA frame from fabricd");
         return;
     }
-    header = fabric_get_le32(p);
-    if ((header & 0xffff) != count ||
-        crc32(0, p, 4 + 4 * count) != fabric_get_le32(p + len - 4)) {
-        bad = true;
-    }
-    for (uint32_t i = 0; i < count && !bad; i++) {
-        uint32_t w = fabric_get_le32(p + 4 + 4 * i);
-
-        /* Bits 7:4 of a parity byte are zero: any flip is an error. */
-        bad = ps_word_parity(w) != p[4 + 4 * count + i];
-    }
-    if (bad) {
+    header = fabric_ps1_data_word(p, 0);
+    if (!fabric_ps1_data_intact(p, count)) {
         /* Never delivered: the error is reported and the space returned. */
         s->cnt_parity++;
         ps_error(s, PS1_SREG_ERR_PARITY);
@@ -353,7 +319,7 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
         return;
     }
     for (uint32_t i = 0; i <= count; i++) {
-        fifo_push(&s->rx, fabric_get_le32(p + 4 * i));
+        fifo_push(&s->rx, fabric_ps1_data_word(p, i));
     }
     fifo_push(&s->ready, header);
     s->cnt_rx++;
@@ -362,16 +328,17 @@ static void ps_rx_data(ParaStationState *s, const uint8_t *p, uint32_t len)
 
 static void ps_rx_control(ParaStationState *s, const uint8_t *p, uint32_t len)
 {
-    if (len >= FABRIC_PS1_HELLO_ACK_LEN && p[0] == FABRIC_CTL_HELLO_ACK) {
-        s->nodes = fabric_get_le16(p + 1);
-        s->width = p[3];
-        s->height = p[4];
+    FabricHelloAck ack;
+    char why[FABRIC_REASON_MAX + 1];
+
+    if (fabric_hello_ack_decode(p, len, FABRIC_PS1_HELLO_ACK_EXTRA, &ack)) {
+        s->nodes = ack.nodes;
+        s->width = ack.extra[FABRIC_PS1_ACK_WIDTH];
+        s->height = ack.extra[FABRIC_PS1_ACK_HEIGHT];
         s->link_up = true;
         s->tx_credit = 1;
         ps_tx_pump(s);
-    } else if (len >= 1 && p[0] == FABRIC_CTL_REJECT) {
-        g_autofree char *why = g_strndup((const char *)p + 1, len - 1);
-
+    } else if (fabric_reject_decode(p, len, why, sizeof(why))) {
         warn_report("parastation: fabric rejected node %u: %s", s->node,
                     why);
         ps_error(s, PS1_SREG_ERR_CONFIG);
@@ -429,14 +396,10 @@ static void ps_link_event(void *opaque, bool up)
 static void ps_send_routes(ParaStationState *s)
 {
     uint32_t count = s->nodes;
-    g_autofree uint8_t *p = g_malloc(5 + count);
+    g_autofree uint8_t *p = g_malloc(FABRIC_PS1_ROUTES_HDR_LEN + count);
 
-    p[0] = FABRIC_CTL_ROUTES;
-    fabric_put_le16(p + 1, s->node);
-    fabric_put_le16(p + 3, count);
-    memcpy(p + 5, s->rt, count);
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
-                     5 + count);
+                     fabric_ps1_routes_encode(s->node, count, s->rt, p));
 }
 
 /* Board reset: NODE and the link survive, everything else starts over. */

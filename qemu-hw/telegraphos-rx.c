@@ -96,7 +96,8 @@ static bool tgr_mem_read(TgrState *s, uint64_t addr, uint8_t *data,
 static void tgr_violation(TgrState *s, uint16_t src, const FabricTgrHdr *t,
                           int reason, uint8_t owner_ctx)
 {
-    uint8_t nack[FABRIC_TGR_NACK_LEN] = { t->op, reason };
+    FabricTgrNack n = { .op = t->op, .reason = reason, .seq = t->seq };
+    uint8_t nack[FABRIC_TGR_NACK_LEN];
     FabricTgrHdr r = {
         .op = FABRIC_TGR_NACK,
         .tag = t->tag,
@@ -110,8 +111,7 @@ static void tgr_violation(TgrState *s, uint16_t src, const FabricTgrHdr *t,
               t->off);
     /* Multicast has no one sender to answer. */
     if (t->op != FABRIC_TGR_MCAST_WRITE && src < FABRIC_MAX_NODES) {
-        fabric_put_le32(nack + 4, t->seq);
-        tgr_send(s, src, &r, nack, sizeof(nack));
+        tgr_send(s, src, &r, nack, fabric_tgr_nack_encode(&n, nack));
     }
 }
 
@@ -358,17 +358,18 @@ static void tgr_rx_request(TgrState *s, uint16_t src, const uint8_t *p,
 static void tgr_rx_nack(TgrState *s, uint16_t src, const FabricTgrHdr *t,
                         const uint8_t *body, uint32_t blen)
 {
+    FabricTgrNack n;
     uint8_t ctx = 0;
     uint32_t page = 0;
     int reason;
 
-    if (blen < FABRIC_TGR_NACK_LEN) {
+    if (!fabric_tgr_nack_decode(body, blen, &n)) {
         return;
     }
-    reason = body[1] ? body[1] : TGR_ERR_BADADDR;
+    reason = n.reason ? n.reason : TGR_ERR_BADADDR;
     tgr_count(s, TGR_CNT_VIOL_OUT);
     tgr_tag_owner(s, t->tag, &ctx, &page);
-    tgr_event(s, TGR_EV_VIOL_OUT, reason, ctx, body[0], src, 0, page,
+    tgr_event(s, TGR_EV_VIOL_OUT, reason, ctx, n.op, src, 0, page,
               t->off);
     if (t->tag & TGR_TAG_POSTED) {
         if (t->tag & TGR_TAG_POSTED_DMA) {

@@ -128,11 +128,10 @@ int64_t tgr_rread_timeout_ns(TgrState *s)
 
 static void tgr_send_control(TgrState *s, uint8_t op, uint16_t arg)
 {
-    uint8_t p[FABRIC_TGR_GROUP_LEN] = { op };
+    uint8_t p[FABRIC_TGR_GROUP_LEN];
 
-    fabric_put_le16(p + 1, arg);
     fabric_link_try_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE,
-                         p, sizeof(p), NULL, 0);
+                         p, fabric_tgr_group_encode(op, arg, p), NULL, 0);
 }
 
 static void tgr_link_down(TgrState *s)
@@ -149,6 +148,8 @@ static void tgr_link_down(TgrState *s)
 
 static void tgr_rx_control(TgrState *s, const uint8_t *p, uint32_t len)
 {
+    char why[FABRIC_REASON_MAX + 1];
+    FabricHelloAck ack;
     uint16_t node;
 
     if (len < 1) {
@@ -156,10 +157,10 @@ static void tgr_rx_control(TgrState *s, const uint8_t *p, uint32_t len)
     }
     switch (p[0]) {
     case FABRIC_CTL_HELLO_ACK:
-        if (len < FABRIC_TGR_HELLO_ACK_LEN) {
+        if (!fabric_hello_ack_decode(p, len, 0, &ack)) {
             break;
         }
-        s->nodes = fabric_get_le16(p + 1);
+        s->nodes = ack.nodes;
         s->link_up = true;
         /* fabricd forgot us if it restarted: join our groups again */
         for (int g = 0; g < TGR_GROUPS; g++) {
@@ -169,19 +170,14 @@ static void tgr_rx_control(TgrState *s, const uint8_t *p, uint32_t len)
         }
         tgr_raise(s, TGR_INT_LINK);
         break;
-    case FABRIC_CTL_REJECT: {
-        g_autofree char *why = g_strndup((const char *)p + 1, len - 1);
-
+    case FABRIC_CTL_REJECT:
+        fabric_reject_decode(p, len, why, sizeof(why));
         warn_report("telegraphos: fabric rejected node %u: %s", s->node, why);
         tgr_link_down(s);
         break;
-    }
     case FABRIC_CTL_TGR_PEER_RESET:
-        if (len < FABRIC_TGR_GROUP_LEN) {
-            break;
-        }
-        node = fabric_get_le16(p + 1);
-        if (node >= FABRIC_MAX_NODES) {
+        if (!fabric_tgr_group_decode(p, len, &node) ||
+            node >= FABRIC_MAX_NODES) {
             break;
         }
         s->peer[node].rx_known = false;
@@ -213,8 +209,11 @@ static void tgr_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
 
 static void tgr_send_hello(TgrState *s)
 {
+    uint8_t p[FABRIC_HELLO_LEN];
+
     s->link_up = false;
-    tgr_send_control(s, FABRIC_CTL_HELLO, s->node);
+    fabric_link_try_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE,
+                         p, fabric_hello_encode(s->node, p), NULL, 0);
 }
 
 static void tgr_link_event(void *opaque, bool up)

@@ -15,6 +15,7 @@
 #include "qemu/units.h"
 #include "qom/object.h"
 #include "fabric-link.h"
+#include "proto/telegraphos.h"
 #include "vcpu-stall.h"
 #include "telegraphos-req.h"
 /* The register interface, shared with the driver and libtgr. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
-#include "proto/fabric-proto.h"   /* little-endian put helpers */
+#include "proto/base.h"   /* little-endian put helpers */
 
 #define BT_SHB          0x0a0d0d0au
 #define BT_IDB          0x00000001u

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "fabric.h"
-#include "proto/fabric-proto.h"
-#include "topology.h"
+#include "proto/base.h"
+#include "vcluster/fabric/topology.h"
 
 /* A copy waiting in the delay line. */
 typedef struct HeldCopy {
@@ -200,8 +200,7 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
     g_autoptr(GBytes) shared = NULL;
 
     if (f->kind->ingress) {
-        return f->kind->ingress(f->kind_state, in_port, frame, len, why,
-                                why_len);
+        return fabric_kind_ingress(f, in_port, frame, len, why, why_len);
     }
     g_array_set_size(f->dests, 0);
     f->kind->route(f->kind_state, in_port, frame, len, f->connected,

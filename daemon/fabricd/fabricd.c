@@ -15,9 +15,9 @@
 
 #include "control.h"
 #include "fabric.h"
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 #include "sock.h"
-#include "topology.h"
+#include "vcluster/fabric/topology.h"
 
 #define EXIT_USAGE 2
 

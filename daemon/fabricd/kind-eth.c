@@ -9,7 +9,7 @@
 #include "capture.h"
 #include "ethswitch.h"
 #include "kind.h"
-#include "proto/fabric-proto.h"
+#include "proto/eth.h"
 
 static FrameStatus eth_parse(const uint8_t *buf, size_t avail,
                              FrameSpan *span)

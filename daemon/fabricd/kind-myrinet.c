@@ -15,7 +15,7 @@
 
 #include "capture.h"
 #include "fabric.h"
-#include "myrinet-topo.h"
+#include "vcluster/fabric/myrinet-topo.h"
 
 #define MYRI_DEFAULT_HOP_NS     300
 #define MYRI_DEFAULT_LINK_MBPS  250     /* Myrinet-2000, per direction */
@@ -57,42 +57,14 @@ static const char *drop_name(unsigned reason)
                                    : myri_walk_result_name(reason);
 }
 
-/* ---- frames to a card ---- */
-
-static void send_control(MyriKind *k, unsigned node, const uint8_t *pl,
-                         size_t len)
-{
-    FabricHdr h = {
-        .kind = FABRIC_KIND_MYRINET, .type = FABRIC_TYPE_CONTROL,
-        .src = FABRIC_NODE_NONE, .dst = node, .len = len,
-    };
-
-    fabric_send_own(k->f, node, &h, pl);    /* lost if it reads nothing */
-}
-
 /* ---- frames from a card ---- */
 
-static IngressStatus hello(MyriKind *k, unsigned u, const uint8_t *pl,
-                           size_t len, char *why, size_t why_len)
+static void myri_hello(void *state, unsigned u, FabricHelloAck *ack)
 {
+    MyriKind *k = state;
     MyriNode *nd = &k->node[u];
     const MyriAttach *at = &k->topo->node[u];
-    uint8_t ack[FABRIC_MYRI_HELLO_ACK_LEN];
-    unsigned id;
 
-    if (len != FABRIC_MYRI_HELLO_LEN) {
-        k->node[u].linked = false;
-        return fabric_kind_reject(k->f, u, FABRIC_KIND_MYRINET, why, why_len,
-                                  "HELLO payload is %zu bytes; expected %d",
-                                  len, FABRIC_MYRI_HELLO_LEN);
-    }
-    id = fabric_get_le16(pl + 1);
-    if (id != u) {
-        k->node[u].linked = false;
-        return fabric_kind_reject(k->f, u, FABRIC_KIND_MYRINET, why, why_len,
-                                  "HELLO says node %u but this is the socket "
-                                  "of node %u (node%u.sock)", id, u, u);
-    }
     if (nd->linked) {
         /* a card reset: what was on its way to the old card is stale */
         nd->resets++;
@@ -100,12 +72,9 @@ static IngressStatus hello(MyriKind *k, unsigned u, const uint8_t *pl,
     }
     nd->linked = true;
     nd->logged = 0;
-    ack[0] = FABRIC_CTL_HELLO_ACK;
-    fabric_put_le16(ack + 1, k->f->nodes);
-    ack[3] = at->sw;
-    ack[4] = at->port;
-    send_control(k, u, ack, sizeof(ack));
-    return INGRESS_OK;
+    ack->extra_len = FABRIC_MYRI_HELLO_ACK_EXTRA;
+    ack->extra[FABRIC_MYRI_ACK_SWITCH] = at->sw;
+    ack->extra[FABRIC_MYRI_ACK_PORT] = at->port;
 }
 
 static void count_drop(MyriKind *k, const MyriWalk *w, unsigned reason)
@@ -156,7 +125,7 @@ static IngressStatus data(MyriKind *k, unsigned u, const FabricHdr *h,
                           size_t why_len)
 {
     MyriNode *nd = &k->node[u];
-    size_t route = 0, packet;
+    size_t route, packet;
     MyriWalk w;
 
     if (!nd->linked) {
@@ -175,12 +144,7 @@ static IngressStatus data(MyriKind *k, unsigned u, const FabricHdr *h,
                                      "DATA payload of %zu bytes has no room "
                                      "for a packet and its CRC", len);
     }
-    while (route < len - FABRIC_MYRI_CRC_LEN &&
-           (pl[route] & FABRIC_MYRI_ROUTE_BIT)) {
-        route++;
-    }
-    packet = len - FABRIC_MYRI_CRC_LEN - route;
-    if (packet == 0 || packet > FABRIC_MYRI_MAX_PACKET) {
+    if (!fabric_myri_split(pl, len, &route, &packet)) {
         return fabric_kind_malformed(why, why_len,
                                      "DATA has a packet of %zu bytes after "
                                      "%zu route bytes; a packet has 1..%d",
@@ -210,24 +174,10 @@ static IngressStatus myri_ingress(void *state, unsigned in_port,
     size_t pl_len = len - FABRIC_HDR_LEN;
     FabricHdr h;
 
-    /* fabric_hdr_frame_parse() passed it: a whole frame, a sane header */
+    /* fabric_kind_ingress() passed it: this kind, not a HELLO */
     fabric_hdr_decode(frame, &h);
-    if (h.kind != FABRIC_KIND_MYRINET) {
-        IngressStatus st;
-
-        st = fabric_kind_foreign(k->f, in_port, FABRIC_KIND_MYRINET, "myrinet",
-                                 &h, pl, pl_len, why, why_len);
-
-        if (st == INGRESS_REJECT_CLOSE) {
-            k->node[in_port].linked = false;
-        }
-        return st;
-    }
     switch (h.type) {
     case FABRIC_TYPE_CONTROL:
-        if (pl_len && pl[0] == FABRIC_CTL_HELLO) {
-            return hello(k, in_port, pl, pl_len, why, why_len);
-        }
         return fabric_kind_malformed(why, why_len,
                                      "CONTROL frame without an opcode a card "
                                      "sends (1 HELLO)");
@@ -281,6 +231,7 @@ static void myri_state_free(void *state)
     g_free(k);
 }
 
+/* A refused HELLO, or a closed connection: the card is off the fabric. */
 static void myri_port_down(void *state, unsigned port)
 {
     MyriKind *k = state;
@@ -380,6 +331,7 @@ static void myri_report(void *state, GString *out, bool counters)
 
 const FabricKind fabric_kind_myrinet = {
     .name = "myrinet",
+    .id = FABRIC_KIND_MYRINET,
     .pcap_linktype = PCAP_LINKTYPE_USER0,
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
@@ -388,6 +340,8 @@ const FabricKind fabric_kind_myrinet = {
     .state_new = myri_state_new,
     .state_free = myri_state_free,
     .ingress = myri_ingress,
+    .hello = myri_hello,
+    .hello_refused = myri_port_down,
     .port_down = myri_port_down,
     .has_link = myri_has_link,
     .describe_topology = myri_describe_topology,

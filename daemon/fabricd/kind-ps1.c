@@ -170,10 +170,22 @@ static IngressStatus ps1_ingress(void *state, unsigned in_port,
         return INGRESS_MALFORMED;
     case PS1_IN_REJECTED:
         return INGRESS_REJECTED;
-    case PS1_IN_CLOSE:
-        return INGRESS_REJECT_CLOSE;
     }
     return INGRESS_OK;
+}
+
+static void ps1_hello(void *state, unsigned port, FabricHelloAck *ack)
+{
+    Ps1Kind *k = state;
+
+    ps1net_hello(k->net, port, ack);
+}
+
+static void ps1_hello_done(void *state, unsigned port)
+{
+    Ps1Kind *k = state;
+
+    ps1net_hello_done(k->net, port, fabric_now_ns());
 }
 
 static void ps1_port_down(void *state, unsigned port)
@@ -222,6 +234,7 @@ static void ps1_config_changed(void *state)
 
 const FabricKind fabric_kind_ps1 = {
     .name = "ps1",
+    .id = FABRIC_KIND_PS1,
     .pcap_linktype = PCAP_LINKTYPE_USER0,
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
@@ -230,6 +243,9 @@ const FabricKind fabric_kind_ps1 = {
     .state_new = ps1_state_new,
     .state_free = ps1_state_free,
     .ingress = ps1_ingress,
+    .hello = ps1_hello,
+    .hello_done = ps1_hello_done,
+    .hello_refused = ps1_port_down,
     .port_down = ps1_port_down,
     .has_link = ps1_kind_has_link,
     .describe_topology = ps1_kind_describe_topology,

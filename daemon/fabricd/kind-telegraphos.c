@@ -21,7 +21,6 @@
 
 #include "capture.h"
 #include "fabric.h"
-#include "proto/fabric-proto.h"
 #include "telegraphos-net.h"
 #include "vcluster/hw/tgr_regs.h"
 
@@ -68,10 +67,13 @@ static void send_control(TgrKind *k, unsigned node, const uint8_t *pl,
 static void send_unreachable_nack(TgrKind *k, unsigned src,
                                   const FabricHdr *in, const FabricTgrHdr *t)
 {
-    uint8_t pl[FABRIC_TGR_HDR_LEN + FABRIC_TGR_NACK_LEN] = { 0 };
+    uint8_t pl[FABRIC_TGR_HDR_LEN + FABRIC_TGR_NACK_LEN];
     FabricTgrHdr nt = {
         .op = FABRIC_TGR_NACK, .tag = t->tag, .eidx = t->eidx,
         .gen = t->gen, .off = t->off,
+    };
+    FabricTgrNack body = {
+        .op = t->op, .reason = TGR_ERR_UNREACHABLE, .seq = t->seq,
     };
     FabricHdr h = {
         .kind = FABRIC_KIND_TELEGRAPHOS, .type = FABRIC_TYPE_DATA,
@@ -84,9 +86,7 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
     char comment[32];
 
     fabric_tgr_hdr_encode(&nt, pl);
-    pl[FABRIC_TGR_HDR_LEN] = t->op;
-    pl[FABRIC_TGR_HDR_LEN + 1] = TGR_ERR_UNREACHABLE;
-    fabric_put_le32(pl + FABRIC_TGR_HDR_LEN + 4, t->seq);
+    fabric_tgr_nack_encode(&body, pl + FABRIC_TGR_HDR_LEN);
     if (!fabric_send_own(k->f, src, &h, pl)) {
         return;
     }
@@ -101,44 +101,30 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
 
 /* ---- frames from a device ---- */
 
-static IngressStatus hello(TgrKind *k, unsigned u, const uint8_t *pl,
-                           size_t len, char *why, size_t why_len)
+static void tgr_hello(void *state, unsigned u, FabricHelloAck *ack)
 {
-    uint8_t ack[FABRIC_TGR_HELLO_ACK_LEN];
-    unsigned id;
+    TgrKind *k = state;
 
-    if (len != FABRIC_TGR_HELLO_LEN) {
-        tgrnet_unlink(k->net, u);
-        return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
-                                  why_len,
-                                  "HELLO payload is %zu bytes; expected %d",
-                                  len, FABRIC_TGR_HELLO_LEN);
-    }
-    id = fabric_get_le16(pl + 1);
-    if (id != u) {
-        tgrnet_unlink(k->net, u);
-        return fabric_kind_reject(k->f, u, FABRIC_KIND_TELEGRAPHOS, why,
-                                  why_len,
-                                  "HELLO says node %u but this is the socket "
-                                  "of node %u (node%u.sock)", id, u, u);
-    }
     if (tgrnet_hello(k->net, u)) {
-        uint8_t reset[FABRIC_TGR_GROUP_LEN] = { FABRIC_CTL_TGR_PEER_RESET };
+        uint8_t reset[FABRIC_TGR_GROUP_LEN];
 
         /* a restarted device: what was on its way to the old one is stale */
         tgrnet_node(k->net, u)->flushed += fabric_port_flush(k->f, u);
         tgr_output_drained(k, u);
-        fabric_put_le16(reset + 1, u);
+        fabric_tgr_group_encode(FABRIC_CTL_TGR_PEER_RESET, u, reset);
         for (unsigned i = 0; i < k->f->nodes; i++) {
             if (i != u && tgrnet_node(k->net, i)->linked) {
                 send_control(k, i, reset, sizeof(reset));
             }
         }
     }
-    ack[0] = FABRIC_CTL_HELLO_ACK;
-    fabric_put_le16(ack + 1, k->f->nodes);
-    send_control(k, u, ack, sizeof(ack));
-    return INGRESS_OK;
+}
+
+static void tgr_hello_refused(void *state, unsigned u)
+{
+    TgrKind *k = state;
+
+    tgrnet_unlink(k->net, u);
 }
 
 /* The frame as the receivers get it: src stamped, delivery time set. */
@@ -244,8 +230,6 @@ static IngressStatus control(TgrKind *k, unsigned u, const uint8_t *pl,
                                      "CONTROL frame without an opcode");
     }
     switch (pl[0]) {
-    case FABRIC_CTL_HELLO:
-        return hello(k, u, pl, len, why, why_len);
     case FABRIC_CTL_TGR_JOIN:
     case FABRIC_CTL_TGR_LEAVE:
         return tgrnet_membership(k->net, u, pl, len, why, why_len) ?
@@ -267,19 +251,8 @@ static IngressStatus tgr_ingress(void *state, unsigned in_port,
     size_t pl_len = len - FABRIC_HDR_LEN;
     FabricHdr h;
 
-    /* fabric_hdr_frame_parse() passed it: a whole frame, a sane header */
+    /* fabric_kind_ingress() passed it: this kind, not a HELLO */
     fabric_hdr_decode(frame, &h);
-    if (h.kind != FABRIC_KIND_TELEGRAPHOS) {
-        IngressStatus st;
-
-        st = fabric_kind_foreign(k->f, in_port, FABRIC_KIND_TELEGRAPHOS,
-                                 "telegraphos", &h, pl, pl_len, why, why_len);
-
-        if (st == INGRESS_REJECT_CLOSE) {
-            tgrnet_unlink(k->net, in_port);
-        }
-        return st;
-    }
     switch (h.type) {
     case FABRIC_TYPE_CONTROL:
         return control(k, in_port, pl, pl_len, why, why_len);
@@ -420,6 +393,7 @@ static void tgr_report(void *state, GString *out, bool counters)
 
 const FabricKind fabric_kind_telegraphos = {
     .name = "telegraphos",
+    .id = FABRIC_KIND_TELEGRAPHOS,
     .pcap_linktype = PCAP_LINKTYPE_USER0,
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
@@ -428,6 +402,8 @@ const FabricKind fabric_kind_telegraphos = {
     .state_new = tgr_state_new,
     .state_free = tgr_state_free,
     .ingress = tgr_ingress,
+    .hello = tgr_hello,
+    .hello_refused = tgr_hello_refused,
     .port_down = tgr_port_down,
     .has_link = tgr_has_link,
     .describe_topology = tgr_describe_topology,

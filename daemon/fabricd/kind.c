@@ -9,7 +9,7 @@
 
 #include "fabric.h"
 #include "kind.h"
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 
 static const FabricKind *const kinds[] = {
     &fabric_kind_eth,
@@ -62,42 +62,92 @@ IngressStatus fabric_kind_malformed(char *why, size_t why_len,
     return INGRESS_MALFORMED;
 }
 
-IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
-                                 char *why, size_t why_len,
-                                 const char *fmt, ...)
+/*
+ * Send REJECT {reason} to `port`, the reason also in `why`; the node is off
+ * the fabric until its next HELLO.
+ */
+static IngressStatus refuse_hello(Fabric *f, unsigned port, char *why,
+                                  size_t why_len, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+
+static IngressStatus refuse_hello(Fabric *f, unsigned port, char *why,
+                                  size_t why_len, const char *fmt, ...)
 {
-    uint8_t pl[1 + FABRIC_REASON_MAX];
+    g_autofree char *reason = NULL;
+    uint8_t pl[FABRIC_REJECT_MAX_LEN];
     FabricHdr h = {
-        .kind = kind, .type = FABRIC_TYPE_CONTROL,
+        .kind = f->kind->id, .type = FABRIC_TYPE_CONTROL,
         .src = FABRIC_NODE_NONE, .dst = port,
     };
     va_list ap;
-    int len;
 
     va_start(ap, fmt);
-    len = g_vsnprintf((char *)pl + 1, sizeof(pl) - 1, fmt, ap);
+    reason = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    len = MIN(len, (int)sizeof(pl) - 2);
-    g_snprintf(why, why_len, "%s", (char *)pl + 1);
-    pl[0] = FABRIC_CTL_REJECT;
-    h.len = 1 + len;
+    h.len = fabric_reject_encode(reason, pl);
+    g_snprintf(why, why_len, "%.*s", (int)h.len - 1, (char *)pl + 1);
     fabric_send_own(f, port, &h, pl);
+    f->kind->hello_refused(f->kind_state, port);
     return INGRESS_REJECT_CLOSE;
 }
 
-IngressStatus fabric_kind_foreign(Fabric *f, unsigned port, uint8_t kind,
-                                  const char *name, const FabricHdr *h,
-                                  const uint8_t *pl, size_t pl_len,
+static IngressStatus hello(Fabric *f, unsigned port, const uint8_t *pl,
+                           size_t len, char *why, size_t why_len)
+{
+    uint8_t out[FABRIC_HELLO_ACK_BASE_LEN + FABRIC_HELLO_ACK_EXTRA_MAX];
+    FabricHelloAck ack = { .nodes = f->nodes };
+    FabricHdr h = {
+        .kind = f->kind->id, .type = FABRIC_TYPE_CONTROL,
+        .src = FABRIC_NODE_NONE, .dst = port,
+    };
+    uint16_t id;
+
+    if (!fabric_hello_decode(pl, len, &id)) {
+        return refuse_hello(f, port, why, why_len,
+                            "HELLO payload is %zu bytes; expected %d", len,
+                            FABRIC_HELLO_LEN);
+    }
+    if (id != port) {
+        return refuse_hello(f, port, why, why_len,
+                            "HELLO says node %u but this is the socket of "
+                            "node %u (node%u.sock)", id, port, port);
+    }
+    f->kind->hello(f->kind_state, port, &ack);
+    h.len = fabric_hello_ack_encode(&ack, out);
+    fabric_send_own(f, port, &h, out);      /* lost if it reads nothing */
+    if (f->kind->hello_done) {
+        f->kind->hello_done(f->kind_state, port);
+    }
+    return INGRESS_OK;
+}
+
+IngressStatus fabric_kind_ingress(Fabric *f, unsigned port,
+                                  const uint8_t *frame, size_t len,
                                   char *why, size_t why_len)
 {
-    if (h->type == FABRIC_TYPE_CONTROL && pl_len &&
-        pl[0] == FABRIC_CTL_HELLO) {
-        return fabric_kind_reject(f, port, kind, why, why_len,
-                                  "this fabric is kind %s (%d); the device "
-                                  "speaks kind %u", name, kind, h->kind);
+    const FabricKind *k = f->kind;
+    const uint8_t *pl = frame + FABRIC_HDR_LEN;
+    size_t pl_len = len - FABRIC_HDR_LEN;
+    bool is_hello;
+    FabricHdr h;
+
+    /* fabric_hdr_frame_parse() passed it: a whole frame, a sane header */
+    fabric_hdr_decode(frame, &h);
+    is_hello = h.type == FABRIC_TYPE_CONTROL && pl_len &&
+               pl[0] == FABRIC_CTL_HELLO;
+    if (h.kind != k->id) {
+        if (is_hello) {
+            return refuse_hello(f, port, why, why_len,
+                                "this fabric is kind %s (%d); the device "
+                                "speaks kind %u", k->name, k->id, h.kind);
+        }
+        return fabric_kind_malformed(why, why_len, "frame of kind %u on a %s "
+                                     "fabric", h.kind, k->name);
     }
-    return fabric_kind_malformed(why, why_len, "frame of kind %u on a %s "
-                                 "fabric", h->kind, name);
+    if (is_hello) {
+        return hello(f, port, pl, pl_len, why, why_len);
+    }
+    return k->ingress(f->kind_state, port, frame, len, why, why_len);
 }
 
 size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
+
 
 typedef enum FrameStatus {
     FRAME_NEED_MORE,    /* not a whole frame yet */
@@ -54,6 +55,8 @@ typedef struct FabricKindOptions {
 
 typedef struct FabricKind {
     const char *name;
+    /* FABRIC_KIND_*, in frame headers; 0 for eth, which has none. */
+    uint8_t id;
     uint32_t pcap_linktype;
     /* Leading frame bytes that corrupt rules leave alone (a fabric header). */
     size_t corrupt_from;
@@ -86,12 +89,25 @@ typedef struct FabricKind {
                   uint64_t now_ns, GArray *dests);
     /*
      * Optional: the kind takes every well-framed frame itself instead of
-     * route() (ps1 models its network).  On anything but INGRESS_OK, `why`
-     * says what happened, for the log.
+     * route() (ps1, myrinet and telegraphos model their networks).  The
+     * kind layer (fabric_kind_ingress) answers frames of another kind and
+     * HELLO first; ingress() gets the rest.  On anything but INGRESS_OK,
+     * `why` says what happened, for the log.
      */
     IngressStatus (*ingress)(void *state, unsigned in_port,
                              const uint8_t *frame, size_t len, char *why,
                              size_t why_len);
+    /*
+     * With ingress: the device on `port` said HELLO with its own node id.
+     * The kind (re)starts that node, drops what is still queued for an
+     * earlier device there, and fills the kind's HELLO_ACK fields; the
+     * kind layer then sends the HELLO_ACK.
+     */
+    void (*hello)(void *state, unsigned port, FabricHelloAck *ack);
+    /* Optional: the HELLO_ACK is queued; the node takes part from now. */
+    void (*hello_done)(void *state, unsigned port);
+    /* With ingress: a HELLO on `port` was refused; its node is unlinked. */
+    void (*hello_refused)(void *state, unsigned port);
     void (*port_down)(void *state, unsigned port);
 
     bool (*has_link)(void *state, unsigned nodes, unsigned from, unsigned to);
@@ -127,9 +143,6 @@ const char *fabric_kind_names(void);
 bool fabric_kind_timing(const FabricKindOptions *opts, uint64_t *hop_ns,
                         uint64_t *link_mbps, GError **err);
 
-/* Longest REJECT reason a kind sends. */
-#define FABRIC_REASON_MAX       160
-
 /*
  * Send a frame fabricd makes itself (a control answer, a NACK) to `port`,
  * counted in its tx counters.  False when the port is gone or cannot take
@@ -140,22 +153,16 @@ bool fabric_send_own(Fabric *f, unsigned port, const FabricHdr *h,
 /* For ingress(): put the message in `why`; returns INGRESS_MALFORMED. */
 IngressStatus fabric_kind_malformed(char *why, size_t why_len,
                                     const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-/*
- * For ingress(): send CONTROL REJECT {reason} of `kind` to `port` and put
- * the reason in `why`; returns INGRESS_REJECT_CLOSE.
- */
-IngressStatus fabric_kind_reject(Fabric *f, unsigned port, uint8_t kind,
-                                 char *why, size_t why_len,
-                                 const char *fmt, ...) G_GNUC_PRINTF(6, 7);
 
 /*
- * For ingress(), on a frame whose header names another kind than `kind`
- * (called `name`): a HELLO is answered REJECT (INGRESS_REJECT_CLOSE),
- * anything else is INGRESS_MALFORMED.
+ * A well-framed frame from `port` of a kind with ingress(): a frame of
+ * another kind is malformed, or, if it is a HELLO, answered REJECT and
+ * closed; a HELLO of this kind is checked (its length, the node id that
+ * `port` stands for) and answered HELLO_ACK or REJECT, through the kind's
+ * hello hooks; everything else goes to the kind's ingress().
  */
-IngressStatus fabric_kind_foreign(Fabric *f, unsigned port, uint8_t kind,
-                                  const char *name, const FabricHdr *h,
-                                  const uint8_t *pl, size_t pl_len,
+IngressStatus fabric_kind_ingress(Fabric *f, unsigned port,
+                                  const uint8_t *frame, size_t len,
                                   char *why, size_t why_len);
 
 /*

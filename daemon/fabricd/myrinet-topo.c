@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "myrinet-topo.h"
+#include "vcluster/fabric/myrinet-topo.h"
 
 G_DEFINE_QUARK(fabricd_myrinet_topo_error, myri_topo_error)
 #define MYRI_TOPO_ERROR (myri_topo_error_quark())

@@ -34,7 +34,6 @@ enum { CH_Y, CH_X, CH_HOST, CH_COUNT };
 /* Largest frame the model builds: header and a maximum DATA payload. */
 #define PS1_FRAME_MAX (FABRIC_HDR_LEN + \
                        FABRIC_PS1_DATA_LEN(FABRIC_PS1_MAX_WORDS))
-#define PS1_REASON_MAX 160
 
 typedef struct Ps1Packet {
     uint16_t src, dst, count;
@@ -199,69 +198,6 @@ uint64_t ps1_latency_ns(const Ps1Config *cfg, unsigned hops, unsigned words)
     return hops * cfg->hop_ns + bytes * 1000 / cfg->link_mbps;
 }
 
-/* ---- payload helpers ---- */
-
-uint32_t ps1_crc32(const uint8_t *data, size_t len)
-{
-    uint32_t crc = 0xffffffffu;
-
-    for (size_t i = 0; i < len; i++) {
-        crc ^= data[i];
-        for (int b = 0; b < 8; b++) {
-            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
-uint8_t ps1_parity(uint32_t word)
-{
-    uint8_t p = 0;
-
-    for (int i = 0; i < 4; i++) {
-        /* even parity: the bit that makes the byte's ones even */
-        p |= (__builtin_popcount((word >> (8 * i)) & 0xff) & 1) << i;
-    }
-    return p;
-}
-
-size_t ps1_data_encode(uint16_t node, const uint32_t *words, unsigned count,
-                       uint8_t *out)
-{
-    size_t crc_at = 4 + 4 * (size_t)count;
-
-    fabric_put_le32(out, (uint32_t)node << 16 | count);
-    for (unsigned i = 0; i < count; i++) {
-        fabric_put_le32(out + 4 + 4 * i, words[i]);
-        out[crc_at + i] = ps1_parity(words[i]);
-    }
-    fabric_put_le32(out + crc_at + count, ps1_crc32(out, crc_at));
-    return FABRIC_PS1_DATA_LEN(count);
-}
-
-/*
- * Put `src` in bits 31:16 of the header word and fix the CRC for exactly
- * the bits changed.  CRC-32 is affine: crc(a ^ d) = crc(a) ^ crc(d) ^
- * crc(0) for equal lengths, so corruption on the way stays detectable.
- */
-static void rewrite_source(uint8_t *payload, unsigned count, uint16_t src)
-{
-    static const uint8_t zeros[4 + 4 * FABRIC_PS1_MAX_WORDS];
-    uint8_t delta[sizeof(zeros)] = { 0 };
-    size_t covered = 4 + 4 * (size_t)count;
-    uint8_t *crc_at = payload + covered + count;
-    uint32_t old = fabric_get_le32(payload);
-    uint32_t new = (uint32_t)src << 16 | (old & 0xffff);
-
-    if (old == new) {
-        return;
-    }
-    fabric_put_le32(payload, new);
-    fabric_put_le32(delta, old ^ new);
-    fabric_put_le32(crc_at, fabric_get_le32(crc_at) ^
-                    ps1_crc32(delta, covered) ^ ps1_crc32(zeros, covered));
-}
-
 /* ---- model state ---- */
 
 Ps1Net *ps1net_new(const Ps1Config *cfg, const Ps1Ops *ops, void *opaque)
@@ -347,12 +283,10 @@ static bool emit(Ps1Net *n, unsigned node, uint8_t type, const uint8_t *pl,
 
 static void emit_reject(Ps1Net *n, unsigned node, const char *reason)
 {
-    uint8_t pl[1 + PS1_REASON_MAX];
-    size_t len = MIN(strlen(reason), (size_t)PS1_REASON_MAX);
+    uint8_t pl[FABRIC_REJECT_MAX_LEN];
 
-    pl[0] = FABRIC_CTL_REJECT;
-    memcpy(pl + 1, reason, len);
-    emit(n, node, FABRIC_TYPE_CONTROL, pl, 1 + len, 0, 0);
+    emit(n, node, FABRIC_TYPE_CONTROL, pl, fabric_reject_encode(reason, pl),
+         0, 0);
 }
 
 /* ---- barrier lines ---- */
@@ -444,7 +378,7 @@ static bool deliver(Ps1Net *n, unsigned u, Ps1Packet *p)
 
     fabric_hdr_encode(&h, frame);
     memcpy(frame + FABRIC_HDR_LEN, p->payload, p->len);
-    rewrite_source(frame + FABRIC_HDR_LEN, p->count, p->src);
+    fabric_ps1_data_set_node(frame + FABRIC_HDR_LEN, p->count, p->src);
     return n->ops.emit(n->opaque, &e);
 }
 
@@ -668,15 +602,14 @@ static Ps1Input malformed(char *why, size_t why_len, const char *fmt, ...)
     return PS1_IN_MALFORMED;
 }
 
-/* Send REJECT with the reason; `close` also takes the node off the net. */
-static Ps1Input reject(Ps1Net *n, unsigned u, bool close, char *why,
-                       size_t why_len, const char *fmt, ...)
-    G_GNUC_PRINTF(6, 7);
+/* Send REJECT with the reason; the connection stays. */
+static Ps1Input reject(Ps1Net *n, unsigned u, char *why, size_t why_len,
+                       const char *fmt, ...) G_GNUC_PRINTF(5, 6);
 
-static Ps1Input reject(Ps1Net *n, unsigned u, bool close, char *why,
-                       size_t why_len, const char *fmt, ...)
+static Ps1Input reject(Ps1Net *n, unsigned u, char *why, size_t why_len,
+                       const char *fmt, ...)
 {
-    char reason[PS1_REASON_MAX];
+    char reason[FABRIC_REASON_MAX + 1];
     va_list ap;
 
     va_start(ap, fmt);
@@ -684,77 +617,58 @@ static Ps1Input reject(Ps1Net *n, unsigned u, bool close, char *why,
     va_end(ap);
     g_snprintf(why, why_len, "%s", reason);
     emit_reject(n, u, reason);
-    if (close) {
-        if (n->node[u].linked) {
-            unlink_node(n, u);
-        }
-        return PS1_IN_CLOSE;
-    }
     n->node[u].c.routes_rejected++;
     return PS1_IN_REJECTED;
 }
 
-static Ps1Input hello(Ps1Net *n, unsigned u, const uint8_t *pl, size_t len,
-                      char *why, size_t why_len)
+void ps1net_hello(Ps1Net *n, unsigned u, FabricHelloAck *ack)
 {
     Ps1Node *nd = &n->node[u];
-    uint8_t ack[FABRIC_PS1_HELLO_ACK_LEN];
-    unsigned id;
 
-    if (len != FABRIC_PS1_HELLO_LEN) {
-        return reject(n, u, true, why, why_len,
-                      "HELLO payload is %zu bytes; expected %d", len,
-                      FABRIC_PS1_HELLO_LEN);
-    }
-    id = fabric_get_le16(pl + 1);
-    if (id != u) {
-        return reject(n, u, true, why, why_len,
-                      "HELLO says node %u but this is the socket of node %u "
-                      "(node%u.sock)", id, u, u);
-    }
     /* a (re-)announced board starts empty, with the default table */
     nd->linked = true;
     nd->credit = FABRIC_PS1_RX_FIFO;
     nd->dev_credit = 1;
     nd->bar_mask = nd->bar_arrived = 0;
     g_clear_pointer(&nd->table, g_free);
-    ack[0] = FABRIC_CTL_HELLO_ACK;
-    fabric_put_le16(ack + 1, n->cfg.nodes);
-    ack[3] = n->cfg.torus ? n->cfg.width : 0;
-    ack[4] = n->cfg.torus ? n->cfg.height : 0;
-    emit(n, u, FABRIC_TYPE_CONTROL, ack, sizeof(ack), 0, 0);
+    ack->extra_len = FABRIC_PS1_HELLO_ACK_EXTRA;
+    ack->extra[FABRIC_PS1_ACK_WIDTH] = n->cfg.torus ? n->cfg.width : 0;
+    ack->extra[FABRIC_PS1_ACK_HEIGHT] = n->cfg.torus ? n->cfg.height : 0;
+}
+
+void ps1net_hello_done(Ps1Net *n, unsigned u, uint64_t now_ns)
+{
+    enter(n, now_ns);
     table_changed(n);
     check_lines(n);
-    return PS1_IN_OK;
+    leave(n);
 }
 
 static Ps1Input routes(Ps1Net *n, unsigned u, const uint8_t *pl, size_t len,
                        char *why, size_t why_len)
 {
     Ps1Node *nd = &n->node[u];
-    unsigned id, count;
+    uint16_t id, count;
 
     if (!nd->linked) {
-        return reject(n, u, false, why, why_len, "ROUTES before HELLO");
+        return reject(n, u, why, why_len, "ROUTES before HELLO");
     }
-    if (len < FABRIC_PS1_ROUTES_HDR_LEN) {
-        return reject(n, u, false, why, why_len,
+    if (!fabric_ps1_routes_decode(pl, len, &id, &count)) {
+        return reject(n, u, why, why_len,
                       "ROUTES payload of %zu bytes is shorter than its "
                       "%d-byte header", len, FABRIC_PS1_ROUTES_HDR_LEN);
     }
-    id = fabric_get_le16(pl + 1);
-    count = fabric_get_le16(pl + 3);
     if (id != u) {
-        return reject(n, u, false, why, why_len,
+        return reject(n, u, why, why_len,
                       "ROUTES for node %u on the link of node %u", id, u);
     }
     if (count != n->cfg.nodes) {
-        return reject(n, u, false, why, why_len,
+        return reject(n, u, why, why_len,
                       "ROUTES has %u entries; this fabric has %u nodes",
                       count, n->cfg.nodes);
     }
-    if (len != FABRIC_PS1_ROUTES_HDR_LEN + count) {
-        return reject(n, u, false, why, why_len,
+    if (len != FABRIC_PS1_ROUTES_HDR_LEN + (size_t)count) {
+        return reject(n, u, why, why_len,
                       "ROUTES payload is %zu bytes; %u entries need %u", len,
                       count, FABRIC_PS1_ROUTES_HDR_LEN + count);
     }
@@ -762,7 +676,7 @@ static Ps1Input routes(Ps1Net *n, unsigned u, const uint8_t *pl, size_t len,
         uint8_t r = pl[FABRIC_PS1_ROUTES_HDR_LEN + d];
 
         if (r > FABRIC_PS1_ROUTE_INVALID) {
-            return reject(n, u, false, why, why_len,
+            return reject(n, u, why, why_len,
                           "ROUTES entry for node %u is %u; use 0 here, 1 x, "
                           "2 y or 3 invalid", d, r);
         }
@@ -779,10 +693,7 @@ static Ps1Input control(Ps1Net *n, unsigned u, const uint8_t *pl, size_t len,
     if (len == 0) {
         return malformed(why, why_len, "CONTROL frame without an opcode");
     }
-    switch (pl[0]) {
-    case FABRIC_CTL_HELLO:
-        return hello(n, u, pl, len, why, why_len);
-    case FABRIC_CTL_ROUTES:
+    if (pl[0] == FABRIC_CTL_ROUTES) {
         return routes(n, u, pl, len, why, why_len);
     }
     return malformed(why, why_len, "CONTROL opcode %u is not one a device "
@@ -930,12 +841,6 @@ static Ps1Input dispatch(Ps1Net *n, unsigned u, const uint8_t *frame,
         return malformed(why, why_len, "not a whole fabric frame");
     }
     if (h.kind != FABRIC_KIND_PS1) {
-        if (h.type == FABRIC_TYPE_CONTROL && pl_len &&
-            pl[0] == FABRIC_CTL_HELLO) {
-            return reject(n, u, true, why, why_len,
-                          "this fabric is kind ps1 (%d); the device speaks "
-                          "kind %u", FABRIC_KIND_PS1, h.kind);
-        }
         return malformed(why, why_len, "frame of kind %u on a ps1 fabric",
                          h.kind);
     }

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/ps1.h"
 
 #define PS1_DEFAULT_HOP_NS      250
 #define PS1_DEFAULT_LINK_MBPS   20      /* megabytes per second */
@@ -60,17 +60,6 @@ unsigned ps1_default_hops(const Ps1Config *cfg, unsigned src, unsigned dst);
 void ps1_describe_topology(const Ps1Config *cfg, GString *out);
 /* Delivery stamp offset: hops * hop_ns + the packet's bytes at link rate. */
 uint64_t ps1_latency_ns(const Ps1Config *cfg, unsigned hops, unsigned words);
-
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32()). */
-uint32_t ps1_crc32(const uint8_t *data, size_t len);
-/* Parity byte of a data word: bits 1:0 low bytes, 3:2 high bytes. */
-uint8_t ps1_parity(uint32_t word);
-/*
- * Encode a DATA payload (header word with `node` in 31:16, words, parity,
- * CRC) into `out`, which holds FABRIC_PS1_DATA_LEN(count) bytes.
- */
-size_t ps1_data_encode(uint16_t node, const uint32_t *words, unsigned count,
-                       uint8_t *out);
 
 typedef enum Ps1Cross {
     PS1_CROSS_PASS,     /* the packet crosses (maybe corrupted or delayed) */
@@ -113,7 +102,6 @@ typedef enum Ps1Input {
     PS1_IN_OK,
     PS1_IN_MALFORMED,   /* counted and dropped; the connection stays */
     PS1_IN_REJECTED,    /* a REJECT was sent; the connection stays */
-    PS1_IN_CLOSE,       /* a REJECT was sent; close the connection */
 } Ps1Input;
 
 typedef struct Ps1NodeCounters {
@@ -148,7 +136,17 @@ void ps1net_free(Ps1Net *n);
 const Ps1Config *ps1net_config(const Ps1Net *n);
 
 /*
- * One frame (header and payload, already framed) from `node`'s device.
+ * The device on `node` said HELLO and the kind layer accepted it: the
+ * board starts empty, with the default table and full credit.  Fills the
+ * HELLO_ACK's torus width and height (0 and 0 for a ring).  Call
+ * ps1net_hello_done() once the HELLO_ACK is queued: the node then takes
+ * part in routing and barriers.
+ */
+void ps1net_hello(Ps1Net *n, unsigned node, FabricHelloAck *ack);
+void ps1net_hello_done(Ps1Net *n, unsigned node, uint64_t now_ns);
+/*
+ * One frame (header and payload, already framed) from `node`'s device,
+ * other than HELLO.
  * On anything but PS1_IN_OK, `why` says what was wrong.  `now_ns` is the
  * monotonic clock, used for link delays only.
  */

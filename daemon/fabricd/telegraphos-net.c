@@ -195,19 +195,18 @@ bool tgrnet_membership(TgrNet *n, unsigned u, const uint8_t *pl, size_t len,
 {
     const char *what = pl[0] == FABRIC_CTL_TGR_JOIN ? "JOIN" : "LEAVE";
     bool join = pl[0] == FABRIC_CTL_TGR_JOIN;
-    unsigned group;
+    uint16_t group;
     bool *m;
 
     if (!n->node[u].linked) {
         malformed(why, why_len, "%s before HELLO", what);
         return false;
     }
-    if (len != FABRIC_TGR_GROUP_LEN) {
+    if (!fabric_tgr_group_decode(pl, len, &group)) {
         malformed(why, why_len, "%s payload is %zu bytes; expected %d",
                   what, len, FABRIC_TGR_GROUP_LEN);
         return false;
     }
-    group = fabric_get_le16(pl + 1);
     if (group >= FABRIC_TGR_MAX_GROUPS) {
         malformed(why, why_len, "%s group %u ignored: groups are 0..%d",
                   what, group, FABRIC_TGR_MAX_GROUPS - 1);

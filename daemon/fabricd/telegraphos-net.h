@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/telegraphos.h"
 
 #define TGR_DEFAULT_HOP_NS      250
 #define TGR_DEFAULT_LINK_MBPS   100

@@ -5,10 +5,10 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "topology.h"
+#include "vcluster/fabric/topology.h"
 
 #include "kind.h"
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 
 G_DEFINE_QUARK(fabric_topology_error, fabric_topology_error)
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "topology.h"
+#include "vcluster/fabric/topology.h"
 
 static volatile sig_atomic_t interrupted;
 

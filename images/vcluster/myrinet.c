@@ -9,7 +9,7 @@
 
 #include <errno.h>
 
-#include "myrinet-topo.h"
+#include "vcluster/fabric/myrinet-topo.h"
 
 #define TOPOLOGY_COPY "topology.ini"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 
 typedef struct QTest {
     pid_t pid;

@@ -5,6 +5,7 @@
  * into SRAM.  Under qtest the virtual clock moves only by clock_step.
  */
 #include "qtest-client.h"
+#include "proto/myrinet.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -208,7 +209,7 @@ static void expect_hello(Card *c)
     g_autofree uint8_t *p = NULL;
 
     expect_frame(c, FABRIC_TYPE_CONTROL, &h, &p);
-    g_assert_cmpuint(h.len, ==, FABRIC_MYRI_HELLO_LEN);
+    g_assert_cmpuint(h.len, ==, FABRIC_HELLO_LEN);
     g_assert_cmpint(p[0], ==, FABRIC_CTL_HELLO);
     g_assert_cmpint(fabric_get_le16(p + 1), ==, NODE);
 }

@@ -8,6 +8,7 @@
  * RDP with rdp.c's header codec.  Virtual time only moves by clock_step.
  */
 #include "qtest-client.h"
+#include "proto/myrinet.h"
 
 #include <inttypes.h>
 #include <poll.h>

@@ -4,6 +4,7 @@
  * The test plays fabricd on the board's chardev.
  */
 #include "qtest-client.h"
+#include "proto/ps1.h"
 
 #include <string.h>
 #include <zlib.h>

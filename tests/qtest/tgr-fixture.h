@@ -14,6 +14,7 @@
 #define TGR_FIXTURE_H
 
 #include "qtest-client.h"
+#include "proto/telegraphos.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -270,7 +271,7 @@ static inline Card *card_boot(const char *extra)
     map_bars(c);
 
     g_autofree uint8_t *p = expect_control(c, FABRIC_CTL_HELLO, &h);
-    g_assert_cmpuint(h.len, ==, FABRIC_TGR_HELLO_LEN);
+    g_assert_cmpuint(h.len, ==, FABRIC_HELLO_LEN);
     g_assert_cmpuint(fabric_get_le16(p + 1), ==, NODE);
     g_assert_cmpuint(rd(c, REG(TGR_REG_NODES)), ==, 0);
     g_assert_cmphex(rd(c, REG(TGR_REG_CTRL)) & TGR_STATUS_LINK_UP, ==, 0);

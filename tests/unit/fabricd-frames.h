@@ -8,7 +8,7 @@
 #ifndef TESTS_UNIT_FABRICD_FRAMES_H
 #define TESTS_UNIT_FABRICD_FRAMES_H
 
-#include "proto/fabric-proto.h"
+#include "proto/myrinet.h"
 
 /* The largest payload a test receives: a myrinet DATA frame. */
 #define HDR_FRAME_MAX (FABRIC_MYRI_MAX_ROUTE + FABRIC_MYRI_MAX_PACKET + \

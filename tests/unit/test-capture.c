@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "capture.h"
-#include "proto/fabric-proto.h"
+#include "proto/base.h"
 
 #define TSHARK "/usr/bin/tshark"
 #define TS_BASE 1700000000123456789ull

@@ -17,7 +17,7 @@
 
 #include "fabric.h"
 #include "prng.h"
-#include "ps1net.h"
+#include "proto/myrinet.h"
 
 #define T_SEND 1000000ull   /* virtual send time the fake cards stamp */
 #define SEED 0x2a           /* the harness's --seed */
@@ -99,7 +99,7 @@ static Packet make_packet(uint32_t tag, size_t body)
         p.b[i] = tag * 7 + i * 13;
     }
     p.b[0] &= 0x7f;         /* the packet type ends the route */
-    fabric_put_le32(p.b + body, ps1_crc32(p.b, body));
+    fabric_put_le32(p.b + body, fabric_crc32(p.b, body));
     return p;
 }
 
@@ -107,7 +107,7 @@ static bool packet_crc_ok(const uint8_t *b, size_t len)
 {
     size_t body = len - FABRIC_MYRI_CRC_LEN;
 
-    return ps1_crc32(b, body) == fabric_get_le32(b + body);
+    return fabric_crc32(b, body) == fabric_get_le32(b + body);
 }
 
 /* Route bytes from hex ("8fb2"), then the packet and its CRC. */

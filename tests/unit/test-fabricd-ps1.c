@@ -81,14 +81,16 @@ static void send_data(int fd, unsigned dst, unsigned count, uint32_t tag)
     for (unsigned i = 0; i < count; i++) {
         words[i] = tag + i * 0x01010101u;
     }
-    send_ps1(fd, FABRIC_TYPE_DATA, pl, ps1_data_encode(dst, words, count, pl));
+    send_ps1(fd, FABRIC_TYPE_DATA, pl,
+             fabric_ps1_data_encode(fabric_ps1_header_word(dst, count),
+                                    words, pl));
 }
 
 static bool crc_ok(const HdrFrame *f, unsigned count)
 {
     size_t covered = 4 + 4 * (size_t)count;
 
-    return ps1_crc32(f->pl, covered) ==
+    return fabric_crc32(f->pl, covered) ==
            fabric_get_le32(f->pl + covered + count);
 }
 
@@ -403,6 +405,16 @@ static void test_hello_rejected(Fixture *fx, gconstpointer unused)
     g_free(reason);
     reason = expect_reject(fx->port[1]);
     g_assert_nonnull(strstr(reason, "kind"));
+    expect_eof(fx->port[1]);
+    close(fx->port[1]);
+
+    /* a HELLO of the wrong length is refused the same way */
+    fx->port[1] = connect_port(fx, 1);
+    send_ps1_kind(fx->port[1], FABRIC_KIND_PS1, FABRIC_TYPE_CONTROL,
+                  (uint8_t[]){ FABRIC_CTL_HELLO, 1, 0, 0 }, 4, 0);
+    g_free(reason);
+    reason = expect_reject(fx->port[1]);
+    g_assert_cmpstr(reason, ==, "HELLO payload is 4 bytes; expected 3");
     expect_eof(fx->port[1]);
     close(fx->port[1]);
 

@@ -16,6 +16,7 @@
 #pragma GCC diagnostic pop
 
 #include "prng.h"
+#include "proto/telegraphos.h"
 #include "vcluster/hw/tgr_regs.h"
 
 #define T_SEND 1000000ull   /* virtual send time the fake NICs stamp */

@@ -10,8 +10,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "myrinet-topo.h"
-#include "proto/fabric-proto.h"
+#include "vcluster/fabric/myrinet-topo.h"
+#include "proto/myrinet.h"
 
 /* Two 16-port switches joined port 15 to port 15, two nodes on each. */
 static const char two_switches[] =

@@ -1,12 +1,17 @@
 /*
- * Unit tests for the shared wire header (proto/fabric-proto.h).
+ * Unit tests for the wire codecs of proto/: the frame header and the
+ * HELLO exchange (base.h), and each kind's payloads.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <glib.h>
 #include <string.h>
 
-#include "proto/fabric-proto.h"
+#include <zlib.h>
+
+#include "proto/myrinet.h"
+#include "proto/ps1.h"
+#include "proto/telegraphos.h"
 
 static const FabricHdr sample = {
     .magic = FABRIC_MAGIC,
@@ -192,6 +197,199 @@ static void test_le_helpers(void)
     g_assert_cmphex(fabric_get_le64(b), ==, G_MAXUINT64);
 }
 
+/* HELLO: exactly three bytes, the opcode and the node id. */
+static void test_hello(void)
+{
+    uint8_t pl[FABRIC_HELLO_LEN + 1];
+    uint16_t node = 0;
+
+    g_assert_cmpuint(fabric_hello_encode(0x0302, pl), ==, 3);
+    g_assert_cmpmem(pl, 3, ((uint8_t[]){ FABRIC_CTL_HELLO, 2, 3 }), 3);
+    g_assert_true(fabric_hello_decode(pl, 3, &node));
+    g_assert_cmpuint(node, ==, 0x0302);
+    /* a wrong length or opcode is not a HELLO */
+    g_assert_false(fabric_hello_decode(pl, 2, &node));
+    g_assert_false(fabric_hello_decode(pl, 4, &node));
+    pl[0] = FABRIC_CTL_HELLO_ACK;
+    g_assert_false(fabric_hello_decode(pl, 3, &node));
+}
+
+/* HELLO_ACK: the node count, then the kind's fields. */
+static void test_hello_ack(void)
+{
+    FabricHelloAck in = { .nodes = 9, .extra_len = 2, .extra = { 3, 4 } };
+    FabricHelloAck out;
+    uint8_t pl[8];
+
+    g_assert_cmpuint(fabric_hello_ack_encode(&in, pl), ==,
+                     FABRIC_PS1_HELLO_ACK_LEN);
+    g_assert_cmpmem(pl, 5, ((uint8_t[]){ FABRIC_CTL_HELLO_ACK, 9, 0, 3, 4 }),
+                    5);
+    g_assert_true(fabric_hello_ack_decode(pl, 5, FABRIC_PS1_HELLO_ACK_EXTRA,
+                                          &out));
+    g_assert_cmpuint(out.nodes, ==, 9);
+    g_assert_cmpuint(out.extra[FABRIC_PS1_ACK_WIDTH], ==, 3);
+    g_assert_cmpuint(out.extra[FABRIC_PS1_ACK_HEIGHT], ==, 4);
+    /* a kind with fewer fields reads the node count alone */
+    g_assert_true(fabric_hello_ack_decode(pl, 5, 0, &out));
+    g_assert_cmpuint(out.extra_len, ==, 0);
+    /* too short for the kind's fields, or not a HELLO_ACK */
+    g_assert_false(fabric_hello_ack_decode(pl, 4, FABRIC_MYRI_HELLO_ACK_EXTRA,
+                                           &out));
+    g_assert_false(fabric_hello_ack_decode(pl, 5, 3, &out));
+    pl[0] = FABRIC_CTL_REJECT;
+    g_assert_false(fabric_hello_ack_decode(pl, 5, 0, &out));
+    /* telegraphos: nothing after the count */
+    in.extra_len = 0;
+    g_assert_cmpuint(fabric_hello_ack_encode(&in, pl), ==,
+                     FABRIC_TGR_HELLO_ACK_LEN);
+}
+
+/* REJECT: printable, bounded, terminated on decode. */
+static void test_reject(void)
+{
+    g_autofree char *longer = g_strnfill(FABRIC_REASON_MAX + 40, 'x');
+    uint8_t pl[FABRIC_REJECT_MAX_LEN];
+    char out[16];
+    size_t len;
+
+    len = fabric_reject_encode("bad\x1b[2Jnode", pl);
+    g_assert_cmpuint(len, ==, 1 + 11);
+    g_assert_cmpuint(pl[0], ==, FABRIC_CTL_REJECT);
+    g_assert_cmpmem(pl + 1, 11, "bad?[2Jnode", 11);
+    g_assert_cmpuint(fabric_reject_encode(longer, pl), ==,
+                     FABRIC_REJECT_MAX_LEN);
+    /* decode cuts to the buffer and turns a peer's bytes printable */
+    memcpy(pl, (uint8_t[]){ FABRIC_CTL_REJECT, 'o', 'k', 0x07, 0xff }, 5);
+    g_assert_true(fabric_reject_decode(pl, 5, out, sizeof(out)));
+    g_assert_cmpstr(out, ==, "ok??");
+    g_assert_true(fabric_reject_decode(pl, 5, out, 3));
+    g_assert_cmpstr(out, ==, "ok");
+    g_assert_true(fabric_reject_decode(pl, 1, out, sizeof(out)));
+    g_assert_cmpstr(out, ==, "");
+    g_assert_false(fabric_reject_decode(pl, 0, out, sizeof(out)));
+    pl[0] = FABRIC_CTL_HELLO;
+    g_assert_false(fabric_reject_decode(pl, 5, out, sizeof(out)));
+}
+
+/* fabric_crc32 is zlib's crc32, on every length up to a Myrinet packet. */
+static void test_crc32(void)
+{
+    g_autofree uint8_t *buf = g_malloc(FABRIC_MYRI_MAX_PACKET);
+    GRand *r = g_rand_new_with_seed(12);
+
+    g_assert_cmphex(fabric_crc32((const uint8_t *)"123456789", 9), ==,
+                    0xcbf43926);
+    g_assert_cmphex(fabric_crc32(buf, 0), ==, 0);
+    for (size_t i = 0; i < FABRIC_MYRI_MAX_PACKET; i++) {
+        buf[i] = g_rand_int(r);
+    }
+    for (size_t len = 0; len <= FABRIC_MYRI_MAX_PACKET;
+         len = len < 64 ? len + 1 : len * 3 - 1) {
+        g_assert_cmphex(fabric_crc32(buf, len), ==, crc32(0, buf, len));
+    }
+    g_assert_cmphex(fabric_crc32(buf, FABRIC_MYRI_MAX_PACKET), ==,
+                    crc32(0, buf, FABRIC_MYRI_MAX_PACKET));
+    g_rand_free(r);
+}
+
+/* ps1 DATA: encode, count, check, and the fabric's source rewrite. */
+static void test_ps1_data(void)
+{
+    uint32_t words[FABRIC_PS1_MAX_WORDS];
+    uint8_t pl[FABRIC_PS1_DATA_LEN(FABRIC_PS1_MAX_WORDS)];
+    size_t len;
+
+    for (unsigned i = 0; i < FABRIC_PS1_MAX_WORDS; i++) {
+        words[i] = 0x01010101u * i + 0x80;
+    }
+    len = fabric_ps1_data_encode(fabric_ps1_header_word(5, 3), words, pl);
+    g_assert_cmpuint(len, ==, FABRIC_PS1_DATA_LEN(3));
+    g_assert_cmpuint(fabric_ps1_data_count(len), ==, 3);
+    g_assert_cmphex(fabric_ps1_data_word(pl, 0), ==, 0x00050003);
+    g_assert_cmphex(fabric_ps1_data_word(pl, 2), ==, words[1]);
+    g_assert_true(fabric_ps1_data_intact(pl, 3));
+    /* the source replaces the destination and the CRC still holds */
+    fabric_ps1_data_set_node(pl, 3, 0x0102);
+    g_assert_cmphex(fabric_ps1_data_word(pl, 0), ==, 0x01020003);
+    g_assert_true(fabric_ps1_data_intact(pl, 3));
+    /* one flipped bit anywhere is caught */
+    for (size_t bit = 0; bit < 8 * len; bit++) {
+        pl[bit / 8] ^= 1u << (bit % 8);
+        g_assert_false(fabric_ps1_data_intact(pl, 3));
+        pl[bit / 8] ^= 1u << (bit % 8);
+    }
+    /* lengths that no count gives */
+    g_assert_cmpuint(fabric_ps1_data_count(0), ==, 0);
+    g_assert_cmpuint(fabric_ps1_data_count(FABRIC_PS1_DATA_LEN(0)), ==, 0);
+    g_assert_cmpuint(fabric_ps1_data_count(len + 1), ==, 0);
+    g_assert_cmpuint(fabric_ps1_data_count(FABRIC_PS1_DATA_LEN(128)), ==, 0);
+    g_assert_cmpuint(fabric_ps1_data_count(FABRIC_PS1_DATA_LEN(127)), ==, 127);
+    len = fabric_ps1_data_encode(fabric_ps1_header_word(0, 127), words, pl);
+    g_assert_true(fabric_ps1_data_intact(pl, 127));
+}
+
+static void test_ps1_routes(void)
+{
+    uint8_t pl[FABRIC_PS1_ROUTES_HDR_LEN + 3];
+    uint16_t node = 0, count = 0;
+
+    g_assert_cmpuint(fabric_ps1_routes_encode(2, 3, (uint8_t[]){ 0, 1, 2 },
+                                              pl), ==, sizeof(pl));
+    g_assert_cmpmem(pl, sizeof(pl),
+                    ((uint8_t[]){ FABRIC_CTL_ROUTES, 2, 0, 3, 0, 0, 1, 2 }),
+                    sizeof(pl));
+    g_assert_true(fabric_ps1_routes_decode(pl, sizeof(pl), &node, &count));
+    g_assert_cmpuint(node, ==, 2);
+    g_assert_cmpuint(count, ==, 3);
+    g_assert_false(fabric_ps1_routes_decode(pl, 4, &node, &count));
+}
+
+static void test_myri_split(void)
+{
+    uint8_t pl[3 + 10 + FABRIC_MYRI_CRC_LEN] = { 0x81, 0x82, 0x80, 0x01 };
+    size_t route, packet;
+
+    g_assert_true(fabric_myri_split(pl, sizeof(pl), &route, &packet));
+    g_assert_cmpuint(route, ==, 3);
+    g_assert_cmpuint(packet, ==, 10);
+    /* all route bytes: no packet left */
+    memset(pl, 0x80, sizeof(pl));
+    g_assert_false(fabric_myri_split(pl, sizeof(pl), &route, &packet));
+    g_assert_false(fabric_myri_split(pl, FABRIC_MYRI_CRC_LEN, &route,
+                                     &packet));
+    g_assert_cmpint(fabric_myri_out_port(0x80 | 3, 2, 16), ==, 5);
+    g_assert_cmpint(fabric_myri_out_port(0x80 | 0x3f, 2, 16), ==, 1);
+    g_assert_cmpint(fabric_myri_out_port(0x80 | 0x3d, 2, 16), ==, -1);
+    g_assert_cmpint(fabric_myri_out_port(0x03, 2, 16), ==, -1);
+}
+
+static void test_tgr_codecs(void)
+{
+    FabricTgrNack n = { .op = FABRIC_TGR_READ_REQ, .reason = 5,
+                        .seq = 0x11223344 }, m;
+    uint8_t body[FABRIC_TGR_NACK_LEN];
+    uint8_t pl[FABRIC_TGR_GROUP_LEN];
+    uint16_t arg = 0;
+
+    g_assert_cmpuint(fabric_tgr_nack_encode(&n, body), ==, 8);
+    g_assert_cmpmem(body, 8, ((uint8_t[]){ FABRIC_TGR_READ_REQ, 5, 0, 0,
+                                           0x44, 0x33, 0x22, 0x11 }), 8);
+    g_assert_true(fabric_tgr_nack_decode(body, 8, &m));
+    g_assert_cmpuint(m.op, ==, n.op);
+    g_assert_cmpuint(m.reason, ==, n.reason);
+    g_assert_cmphex(m.seq, ==, n.seq);
+    g_assert_false(fabric_tgr_nack_decode(body, 7, &m));
+
+    g_assert_cmpuint(fabric_tgr_group_encode(FABRIC_CTL_TGR_JOIN, 9, pl), ==,
+                     3);
+    g_assert_true(fabric_tgr_group_decode(pl, 3, &arg));
+    g_assert_cmpuint(arg, ==, 9);
+    g_assert_false(fabric_tgr_group_decode(pl, 4, &arg));
+    pl[0] = FABRIC_CTL_HELLO;
+    g_assert_false(fabric_tgr_group_decode(pl, 3, &arg));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -203,5 +401,13 @@ int main(int argc, char **argv)
     g_test_add_func("/proto/fatal-classification", test_fatal_classification);
     g_test_add_func("/proto/error-strings", test_error_strings);
     g_test_add_func("/proto/le-helpers", test_le_helpers);
+    g_test_add_func("/proto/hello", test_hello);
+    g_test_add_func("/proto/hello-ack", test_hello_ack);
+    g_test_add_func("/proto/reject", test_reject);
+    g_test_add_func("/proto/crc32", test_crc32);
+    g_test_add_func("/proto/ps1-data", test_ps1_data);
+    g_test_add_func("/proto/ps1-routes", test_ps1_routes);
+    g_test_add_func("/proto/myrinet-split", test_myri_split);
+    g_test_add_func("/proto/telegraphos-codecs", test_tgr_codecs);
     return g_test_run();
 }

@@ -9,7 +9,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/telegraphos.h"
 #include "telegraphos-net.h"
 
 /* pause_input calls, newest last: +N paused, -N resumed */

@@ -10,8 +10,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "proto/fabric-proto.h"
-#include "topology.h"
+#include "proto/base.h"
+#include "vcluster/fabric/topology.h"
 
 /* fabric_topology_check() refuses with `code` and a message holding `msg`. */
 static void refused(const char *kind, unsigned nodes, const char *topology,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology.h"
+#include "vcluster/fabric/topology.h"
 #include "vcluster.h"
 
 static char *run_base;

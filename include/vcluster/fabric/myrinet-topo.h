@@ -8,15 +8,15 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef FABRICD_MYRINET_TOPO_H
-#define FABRICD_MYRINET_TOPO_H
+#ifndef VCLUSTER_FABRIC_MYRINET_TOPO_H
+#define VCLUSTER_FABRIC_MYRINET_TOPO_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/fabric-proto.h"
+#include "proto/myrinet.h"
 
 /* Relative route bytes reach -32..+31 ports: 32 ports are always reachable. */
 #define MYRI_TOPO_MAX_PORTS     32

@@ -6,8 +6,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef FABRICD_TOPOLOGY_H
-#define FABRICD_TOPOLOGY_H
+#ifndef VCLUSTER_FABRIC_TOPOLOGY_H
+#define VCLUSTER_FABRIC_TOPOLOGY_H
 
 #include <glib.h>
 #include <stdbool.h>
