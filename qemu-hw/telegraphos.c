@@ -651,7 +651,8 @@ static Property tgr_properties[] = {
     DEFINE_PROP_UINT32("node", TgrState, node, 0),
     DEFINE_PROP_UINT32("window-pages", TgrState, window_pages,
                        TGR_WIN_PAGES_MAX),
-    DEFINE_PROP_UINT32("local-mirror-mb", TgrState, mirror_mb, 512),
+    DEFINE_PROP_UINT32("local-mirror-mb", TgrState, mirror_mb,
+                       TGR_MIRROR_DEFAULT_MB),
     /* 1 s: a TCG cluster on shared cores can pause a node for 100 ms */
     DEFINE_PROP_UINT32("rread-timeout-us", TgrState, rread_timeout_prop,
                        1000000),

@@ -15,10 +15,10 @@ gboolean cluster_has_fabric(Cluster *c, const char *kind)
 gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,
                                GError **err)
 {
-    int mb = VC_TGR_DEFAULT_MIRROR_MB;
+    int mb = TGR_MIRROR_DEFAULT_MB;
 
     *mirror_mb = 0;
-    if (mem_mb <= VC_TGR_DEFAULT_MIRROR_MB) {
+    if (mem_mb <= TGR_MIRROR_DEFAULT_MB) {
         return TRUE;
     }
     while (mb < mem_mb) {

@@ -137,16 +137,15 @@ gboolean cluster_has_fabric(Cluster *c, const char *kind);
 
 /*
  * The telegraphos card's local mirror (in its shadow BAR) must cover guest
- * memory.  The device's default is 512 MiB; the shadow address layout of
- * include/vcluster/hw/tgr_regs.h (bit 29 selects the remote shadow) is the
- * largest mirror the card can have.
+ * memory.  The device's default (TGR_MIRROR_DEFAULT_MB) and the shadow
+ * address layout (bit 29 selects the remote shadow, which bounds the
+ * largest mirror the card can have) are in include/vcluster/hw/tgr_regs.h.
  */
-#define VC_TGR_DEFAULT_MIRROR_MB 512
 #define VC_TGR_MAX_MIRROR_MB ((int)(TGR_SHADOW_REMOTE >> 20))
 /*
  * The local-mirror-mb a node with `mem_mb` of memory needs, for a card
  * whose mirror can be at most `max_mb` (VC_TGR_MAX_MIRROR_MB): 0 (the
- * device default) up to 512 MiB, else the next power of 2; FALSE with err
+ * device default) up to TGR_MIRROR_DEFAULT_MB, else the next power of 2; FALSE with err
  * when that exceeds `max_mb`.
  */
 gboolean telegraphos_mirror_mb(int mem_mb, int max_mb, int *mirror_mb,

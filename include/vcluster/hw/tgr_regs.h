@@ -189,6 +189,8 @@
  */
 #define TGR_BAR4_SIZE		0x40000000ull
 #define TGR_SHADOW_REMOTE	0x20000000u
+/* The local mirror's size unless the device is told (local-mirror-mb). */
+#define TGR_MIRROR_DEFAULT_MB	512
 #define TGR_SHADOW_OP_SHIFT	26
 #define TGR_SHADOW_OP_SPAN	0x4000000u	/* 64 MiB per operation */
 #define TGR_SHADOW_OFF(op, page, off) \
