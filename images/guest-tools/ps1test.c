@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/kernel_log.h"
+#include "common/kernel_log.h"
 #include "uapi/ps1_ioctl.h"
 #include "vcluster/hw/ps1_regs.h"
 

@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/kernel_log.h"
+#include "common/kernel_log.h"
 #include "vcluster/hw/lanai_regs.h"
 #include "uapi/myri_ioctl.h"
 #include "vcluster/fw/myri_mcp_if.h"

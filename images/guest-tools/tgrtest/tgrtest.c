@@ -32,7 +32,7 @@
  * a failed check, 2 on bad usage.
  */
 #include "tgrtest.h"
-#include "../../common/kernel_log.h"
+#include "common/kernel_log.h"
 
 int failures;
 
