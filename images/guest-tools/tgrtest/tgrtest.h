@@ -25,7 +25,7 @@
 #include "uapi/tgr_ioctl.h"
 #include "vcluster/hw/tgr_regs.h"
 
-#define PAGE 4096u
+#define PAGE TGR_PAGE_SIZE	/* the card's page (tgr_regs.h) */
 #define MAX_SENDERS 64
 
 /* tgrtest.c: checks and helpers */
