@@ -16,9 +16,10 @@ $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
 PSTEST_DIR := images/guest-tools/pstest
+PSTEST_CFLAGS = $(PSLIB_CFLAGS) -Iimages/guest-tools
 GUEST_TOOLS += $(B)/guest/bin/pstest $(B)/guest/bin/psstress
-$(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%.c $(PSTEST_DIR)/check.h \
-		$(B)/guest/lib/libps.a $(PSLIB_HDR)
+$(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%.c $(PSTEST_DIR)/pattern.h \
+		$(GUEST_TOOL_COMMON) $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+	$(call quiet,CCLD,$@)$(CC) $(PSTEST_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 # --- end ParaStation library ---------------------------------------------

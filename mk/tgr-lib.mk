@@ -9,8 +9,9 @@ TGRLIB_HDR := guest-lib/tgr/tgr.h guest-lib/tgr/tgr_int.h $(TGR_UAPI_HDR) $(TGR_
 TGRLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(TGRLIB_SRC))
 TGRLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -Iinclude -Iguest-lib/tgr
 TGR_TOOL_DIR := images/guest-tools/tgrtool
-TGR_TOOL_HDR := $(TGR_TOOL_DIR)/tgrtool.h
+TGR_TOOL_HDR := $(TGR_TOOL_DIR)/tgrtool.h $(GUEST_TOOL_COMMON)
 TGR_TOOL_OBJ := $(B)/guest/obj/$(TGR_TOOL_DIR)/tgrtool.o
+TGR_TOOL_CFLAGS = $(TGRLIB_CFLAGS) -Iimages/guest-tools
 
 $(B)/guest/obj/guest-lib/tgr/%.o: guest-lib/tgr/%.c $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
@@ -22,13 +23,13 @@ $(B)/guest/lib/libtgr.a: $(TGRLIB_OBJ)
 
 $(TGR_TOOL_OBJ): $(TGR_TOOL_DIR)/tgrtool.c $(TGR_TOOL_HDR) $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$@)$(CC) $(TGRLIB_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(TGR_TOOL_CFLAGS) -c $< -o $@
 
 GUEST_TOOLS += $(B)/guest/bin/tgrbench $(B)/guest/bin/tgrcheck
 $(B)/guest/bin/tgrbench $(B)/guest/bin/tgrcheck: $(B)/guest/bin/%: $(TGR_TOOL_DIR)/%.c $(TGR_TOOL_OBJ) \
 		$(B)/guest/lib/libtgr.a $(TGR_TOOL_HDR) $(TGRLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(TGRLIB_CFLAGS) -o $@ $< $(TGR_TOOL_OBJ) $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) $(TGR_TOOL_CFLAGS) -o $@ $< $(TGR_TOOL_OBJ) $(B)/guest/lib/libtgr.a -lpthread
 
 # The REQ queue on the host: the device's FSM (qemu-hw/telegraphos-req.c),
 # tgr_qlogic.h, and libtgr's queue code against a simulated driver.

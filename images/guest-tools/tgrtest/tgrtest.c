@@ -32,6 +32,7 @@
  * a failed check, 2 on bad usage.
  */
 #include "tgrtest.h"
+#include "common/args.h"
 #include "common/kernel_log.h"
 
 int failures;
@@ -69,14 +70,6 @@ void expect(const char *what, int got, int want)
 	else
 		fail(what, "got %d (%s), want %d (%s)", got, strerror(-got),
 		     want, strerror(-want));
-}
-
-double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 uint32_t pattern(uint32_t page, uint32_t word)
@@ -394,11 +387,6 @@ static int usage(void)
 	return 2;
 }
 
-static uint32_t num(const char *s)
-{
-	return strtoul(s, NULL, 0);
-}
-
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -417,26 +405,33 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "dmesg"))
 		return cmd_dmesg();
 	if (!strcmp(cmd, "serve") && n == 3)
-		return cmd_serve(num(a[0]), a[1], num(a[2]));
+		return cmd_serve(arg_num(a[0]), a[1], arg_num(a[2]));
 	if (!strcmp(cmd, "check") && n == 3)
-		return cmd_check(num(a[0]), num(a[1]), num(a[2]));
+		return cmd_check(arg_num(a[0]), arg_num(a[1]),
+				 arg_num(a[2]));
 	if (!strcmp(cmd, "read") && n == 3)
-		return cmd_read(num(a[0]), num(a[1]), num(a[2]));
+		return cmd_read(arg_num(a[0]), arg_num(a[1]),
+				arg_num(a[2]));
 	if (!strcmp(cmd, "write") && n == 4)
-		return cmd_write(num(a[0]), num(a[1]), num(a[2]), num(a[3]));
+		return cmd_write(arg_num(a[0]), arg_num(a[1]),
+				 arg_num(a[2]), arg_num(a[3]));
 	if (!strcmp(cmd, "finc") && n == 4)
-		return cmd_finc(num(a[0]), num(a[1]), num(a[2]), num(a[3]));
+		return cmd_finc(arg_num(a[0]), arg_num(a[1]),
+				arg_num(a[2]), arg_num(a[3]));
 	if (!strcmp(cmd, "qrecv") && n == 5)
-		return cmd_qrecv(num(a[0]), num(a[1]), num(a[2]), num(a[3]),
-				 num(a[4]));
+		return cmd_qrecv(arg_num(a[0]), arg_num(a[1]),
+				 arg_num(a[2]), arg_num(a[3]),
+				 arg_num(a[4]));
 	if (!strcmp(cmd, "qsend") && n == 4)
-		return cmd_qsend(num(a[0]), num(a[1]), num(a[2]), num(a[3]));
+		return cmd_qsend(arg_num(a[0]), arg_num(a[1]),
+				 arg_num(a[2]), arg_num(a[3]));
 	if (!strcmp(cmd, "watch") && n == 3)
-		return cmd_watch(num(a[0]), num(a[1]), num(a[2]));
+		return cmd_watch(arg_num(a[0]), arg_num(a[1]),
+				 arg_num(a[2]));
 	if (!strcmp(cmd, "qfill") && n == 2)
-		return cmd_qfill(num(a[0]), num(a[1]));
+		return cmd_qfill(arg_num(a[0]), arg_num(a[1]));
 	if (!strcmp(cmd, "sigbus") && (n == 2 || n == 3))
-		return cmd_sigbus(num(a[0]), num(a[1]),
+		return cmd_sigbus(arg_num(a[0]), arg_num(a[1]),
 				  n == 3 && !strcmp(a[2], "finc"));
 	return usage();
 }
