@@ -96,13 +96,13 @@ $(B)/bin/vcluster: $(VCLUSTER_OBJ) $(B)/lib/libfabric.a
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
 
 # --- guest programs (run inside the VMs; same glibc as the host) ---
-GUEST_TOOL_SRC := $(wildcard images/guest-tools/*.c)
-GUEST_TOOLS := $(patsubst images/guest-tools/%.c,$(B)/guest/bin/%,$(GUEST_TOOL_SRC))
-
-$(B)/guest/bin/%: images/guest-tools/%.c
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
-
+# Their sources are all in images/guest-tools/: a program of one file at
+# the top, a family of several files in its own folder, shared helpers in
+# common/ (included as "common/..."). A card's or library's fragment in mk/
+# builds that card's tools; the rule after the fragments builds the rest.
+GUEST_TOOL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Iimages/guest-tools
+GUEST_TOOL_COMMON := $(wildcard images/guest-tools/common/*.h)
+GUEST_TOOLS :=
 
 # --- guest kernel modules: out of tree against the guest kernel's headers ---
 KVER := $(patsubst %-unsigned,%,$(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'))
@@ -114,6 +114,16 @@ GUEST_MODULES :=
 # add to GUEST_TOOLS, GUEST_MODULES and MYRI_FW before the image's inputs are
 # fixed below ---
 include $(sort $(wildcard mk/*.mk))
+
+# The single-file guest programs no fragment claims (tcpbench): one rule,
+# so that no program is built by two.
+GUEST_TOOLS_PLAIN := $(filter-out $(GUEST_TOOLS),\
+	$(patsubst images/guest-tools/%.c,$(B)/guest/bin/%,$(wildcard images/guest-tools/*.c)))
+GUEST_TOOLS += $(GUEST_TOOLS_PLAIN)
+
+$(GUEST_TOOLS_PLAIN): $(B)/guest/bin/%: images/guest-tools/%.c $(GUEST_TOOL_COMMON)
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $<
 
 # --- guest image: rebuilt only when its inputs change ---
 IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) \

@@ -8,11 +8,11 @@ $(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/my
 	@mkdir -p $(dir $@)
 	$(call quiet,INSTALL,$@)cp guest-driver/myri/myri.ko $@
 
-# The driver's test program, beside it.
+# The driver's test program (images/guest-tools/, with the other guest programs).
 GUEST_TOOLS += $(B)/guest/bin/myritest
-$(B)/guest/bin/myritest: guest-driver/myri/tests/myritest.c guest-driver/common/kernel_log.h $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
+$(B)/guest/bin/myritest: images/guest-tools/myritest.c $(GUEST_TOOL_COMMON) $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $<
 
 # --- the Myrinet card's firmware (MCP): guest-driver/myri/mcp/ ---
 # mcp.bin = header (mkimage) + RV32IM image, for /lib/firmware/myri/ in the

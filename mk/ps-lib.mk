@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --- ParaStation user-level library (guest-lib/parastation) -------------
-# libps.a (HAL, rawdata, ports) and its test programs pstest and psstress,
-# for the guest.
+# libps.a (HAL, rawdata, ports) and its test programs pstest and psstress
+# (images/guest-tools/pstest/), for the guest.
 PSLIB_SRC := $(wildcard guest-lib/parastation/*.c)
 PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) $(PS1_UAPI_HDR) $(PS1_HW_HDR) $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
@@ -15,13 +15,11 @@ $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
-GUEST_TOOLS += $(B)/guest/bin/pstest
-$(B)/guest/bin/pstest: guest-lib/parastation/tools/pstest.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
+PSTEST_DIR := images/guest-tools/pstest
+PSTEST_CFLAGS = $(PSLIB_CFLAGS) -Iimages/guest-tools
+GUEST_TOOLS += $(B)/guest/bin/pstest $(B)/guest/bin/psstress
+$(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%.c $(PSTEST_DIR)/pattern.h \
+		$(GUEST_TOOL_COMMON) $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
-
-GUEST_TOOLS += $(B)/guest/bin/psstress
-$(B)/guest/bin/psstress: guest-lib/parastation/tools/psstress.c guest-lib/parastation/tools/check.h $(B)/guest/lib/libps.a $(PSLIB_HDR)
-	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(PSLIB_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+	$(call quiet,CCLD,$@)$(CC) $(PSTEST_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
 # --- end ParaStation library ---------------------------------------------

@@ -7,8 +7,8 @@ $(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/
 	@mkdir -p $(dir $@)
 	$(call quiet,INSTALL,$@)cp guest-driver/ps1/ps1.ko $@
 
-# The driver's test program, beside it.
+# The driver's test program (images/guest-tools/, with the other guest programs).
 GUEST_TOOLS += $(B)/guest/bin/ps1test
-$(B)/guest/bin/ps1test: guest-driver/ps1/tests/ps1test.c guest-driver/common/kernel_log.h $(PS1_UAPI_HDR) $(PS1_HW_HDR)
+$(B)/guest/bin/ps1test: images/guest-tools/ps1test.c $(GUEST_TOOL_COMMON) $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $<
+	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $<

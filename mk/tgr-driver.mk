@@ -9,10 +9,12 @@ $(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/
 	@mkdir -p $(dir $@)
 	$(call quiet,INSTALL,$@)cp guest-driver/tgr/tgr.ko $@
 
+# tgrtest's sources are in images/guest-tools/tgrtest/, with the other
+# guest programs.
+TGRTEST_DIR := images/guest-tools/tgrtest
+TGRTEST_SRC := $(addprefix $(TGRTEST_DIR)/,tgrtest.c tgrtest_cmds.c tgrtest_local.c)
 GUEST_TOOLS += $(B)/guest/bin/tgrtest
-TGRTEST_SRC := guest-driver/tgr/tests/tgrtest.c guest-driver/tgr/tests/tgrtest_cmds.c \
-	guest-driver/tgr/tests/tgrtest_local.c
-$(B)/guest/bin/tgrtest: $(TGRTEST_SRC) guest-driver/tgr/tests/tgrtest.h guest-driver/common/kernel_log.h \
+$(B)/guest/bin/tgrtest: $(TGRTEST_SRC) $(TGRTEST_DIR)/tgrtest.h $(GUEST_TOOL_COMMON) \
 		$(TGR_UAPI_HDR) $(TGR_HW_HDR) guest-lib/tgr/tgr.h $(B)/guest/lib/libtgr.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -Iguest-lib/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread
+	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -Iguest-lib/tgr -o $@ $(TGRTEST_SRC) $(B)/guest/lib/libtgr.a -lpthread

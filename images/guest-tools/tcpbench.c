@@ -75,8 +75,10 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "common/clock.h"
+#include "common/msg.h"
 
 #define DEFAULT_PORT "5001"
 #define PAIR_PORT "5002"    /* pairwise: beside a server on DEFAULT_PORT */
@@ -106,11 +108,9 @@ static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmsg(prog, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 static void usage(FILE *f)
@@ -163,22 +163,14 @@ static int bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad_args(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmsg(prog, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(try '%s --help')\n", prog);
+    fprintf(stderr, "(try '%s --help')\n", prog);
     return 2;
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Parse a size with optional k/m/g suffix (binary). */
 static bool parse_size(const char *s, unsigned long long *out)
@@ -444,7 +436,7 @@ static int serve_client(int fd, const char *who, int timeout)
                 return 1;
             }
             if (got == 0)
-                t0 = now();
+                t0 = now_s();
             if (verify) {
                 size_t bad = check_pattern(buf, (size_t)n, got);
                 if (bad != (size_t)n) {
@@ -456,7 +448,7 @@ static int serve_client(int fd, const char *who, int timeout)
             }
             got += (uint64_t)n;
         }
-        t1 = now();
+        t1 = now_s();
         free(buf);
         put64(ack, got);
         if (!send_exact(fd, ack, sizeof(ack), who, "stream acknowledgement"))
@@ -619,7 +611,7 @@ static int run_server(int argc, char **argv)
 static int connect_to(const char *host, const char *port, int retry_secs)
 {
     struct addrinfo hints, *res, *ai;
-    double deadline = now() + retry_secs;
+    double deadline = now_s() + retry_secs;
     int rc, fd, err;
 
     memset(&hints, 0, sizeof(hints));
@@ -629,7 +621,7 @@ static int connect_to(const char *host, const char *port, int retry_secs)
     for (;;) {
         rc = getaddrinfo(host, port, &hints, &res);
         if (rc != 0) {
-            if (rc == EAI_AGAIN && now() < deadline) {
+            if (rc == EAI_AGAIN && now_s() < deadline) {
                 usleep(200000);
                 continue;
             }
@@ -654,7 +646,7 @@ static int connect_to(const char *host, const char *port, int retry_secs)
         freeaddrinfo(res);
         if (fd >= 0)
             return fd;
-        if (now() >= deadline) {
+        if (now_s() >= deadline) {
             msg("cannot connect to %s port %s: %s", host, port, strerror(err));
             return -1;
         }
@@ -797,7 +789,7 @@ static int run_client(int argc, char **argv)
             return 1;
         }
         fill_pattern(buf, (size_t)block, 0);
-        t0 = now();
+        t0 = now_s();
         while (sent < size) {
             size_t n = size - sent < block ? (size_t)(size - sent) : (size_t)block;
             if (verify && sent)
@@ -816,7 +808,7 @@ static int run_client(int argc, char **argv)
             close(fd);
             return 1;
         }
-        t1 = now();
+        t1 = now_s();
         free(buf);
         close(fd);
         acked = get64(ack);
@@ -847,7 +839,7 @@ static int run_client(int argc, char **argv)
         /* stamp the round number so a stale echo cannot pass the check */
         for (size_t i = 0; i < 8 && i < size; i++)
             out[i] = (unsigned char)(r >> (i * 8));
-        t0 = now();
+        t0 = now_s();
         if (!send_burst(fd, out, (size_t)size, have_block ? (size_t)block : 0, who,
                         "ping-pong message") ||
             !recv_exact(fd, in, (size_t)size, who, "ping-pong reply")) {
@@ -857,7 +849,7 @@ static int run_client(int argc, char **argv)
             close(fd);
             return 1;
         }
-        dt = now() - t0;
+        dt = now_s() - t0;
         if (memcmp(in, out, (size_t)size) != 0) {
             msg("%s: ping-pong data mismatch in round %" PRIu64, who, r + 1);
             free(out);
@@ -1017,14 +1009,14 @@ static int run_barrier(int argc, char **argv)
     t0 = 0;
     for (unsigned long long i = 0; i < count + 5; i++) {
         if (i == 5)
-            t0 = now();
+            t0 = now_s();
         for (k = 0; k < rounds; k++) {
             if (!send_exact(out[k], &b, 1, who, "barrier token") ||
                 !recv_exact(in[k], &b, 1, who, "barrier token"))
                 goto done;
         }
     }
-    t1 = now();
+    t1 = now_s();
     printf("barrier nodes=%llu rank=%llu count=%llu mean_us=%.2f\n",
            nodes, rank, count, (t1 - t0) / (double)count * 1e6);
     ret = 0;
@@ -1197,10 +1189,10 @@ static int run_pairwise(int argc, char **argv)
     if (!send_exact(ofd, hello, sizeof(hello), peer, "pairwise hello"))
         goto done;
     /* the peer's connection: the first that says hello as a pairwise peer */
-    deadline = now() + (retry > 0 ? retry : 60);
+    deadline = now_s() + (retry > 0 ? retry : 60);
     while (ifd < 0) {
         struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-        int left = (int)((deadline - now()) * 1000), pr;
+        int left = (int)((deadline - now_s()) * 1000), pr;
 
         if (left <= 0) {
             msg("pairwise: %s did not connect within %d s (is it running pairwise to this node?)",
@@ -1245,12 +1237,12 @@ static int run_pairwise(int argc, char **argv)
 
         for (size_t i = 0; i < 8 && i < size; i++)
             out[i] = (unsigned char)(r >> (i * 8));
-        t0 = now();
+        t0 = now_s();
         if (!pair_round(ofd, ifd, out, in, (size_t)size, (size_t)block, timeout, peer)) {
             msg("%s: pairwise failed in round %" PRIu64 " of %" PRIu64, peer, r + 1, total);
             goto done;
         }
-        dt = now() - t0;
+        dt = now_s() - t0;
         if (memcmp(in, out, (size_t)size) != 0) {
             msg("%s: pairwise data mismatch in round %" PRIu64, peer, r + 1);
             goto done;

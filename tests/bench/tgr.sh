@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-tgr: the Telegraphos NIC (device, telegraphos fabric, tgr.ko,
 # libtgr) on 5 nodes (--fabric telegraphos): node0 receives, nodes 1-4
-# send. Guest tool: tgrbench (guest-lib/tgr/tools/tgrbench.c).
+# send. Guest tool: tgrbench (images/guest-tools/tgrtool/tgrbench.c).
 #
 # Ops (one row each, or one per sender count):
 #   write      ping-pong of remote stores: node0 stores the round number

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The Telegraphos NIC on 4 nodes: device (telegraphos), fabric (telegraphos
 # kind), driver (tgr.ko) and libtgr together; guest tool tgrcheck
-# (guest-lib/tgr/tools/tgrcheck.c).
+# (images/guest-tools/tgrtool/tgrcheck.c).
 #   - every card up, node i of 4;
 #   - remote enqueue: 3 senders put 100,000 REQs each into one queue of
 #     256-byte buffers at node0 (61 items each: thousands of overflows):
@@ -297,7 +297,7 @@ else
 fi
 
 # ------------------------------------------------ the driver's own checks
-# tgrtest (guest-driver/tgr/tests): refused ioctls and mmaps (bad queue
+# tgrtest (images/guest-tools/tgrtest/): refused ioctls and mmaps (bad queue
 # sizes, bad cookies, rights, shadow accesses outside a mapping), and the
 # loopback run of every operation on one card (REQ overflows, multicast,
 # DMA, access counters, stale imports)

@@ -256,18 +256,16 @@ static void local_req(tgr_t *t, unsigned int node)
 
 int cmd_local(void)
 {
-	struct tgr_info info;
 	tgr_t *t = open_or_die();
+	unsigned int node = tgr_node(t);
 	uint32_t *buf = alloc_pages(2);
 
-	if (tgr_info(t, &info))
-		return 1;
-	local_rw(t, info.node, buf);
-	local_stale_load(t, info.node, buf);
-	local_counter(t, info.node, buf);
+	local_rw(t, node, buf);
+	local_stale_load(t, node, buf);
+	local_counter(t, node, buf);
 	local_mcast(t, buf);
-	local_dma(t, info.node, buf, buf + PAGE / 4);
-	local_req(t, info.node);
+	local_dma(t, node, buf, buf + PAGE / 4);
+	local_req(t, node);
 	tgr_close(t);
 	return failures ? 1 : 0;
 }

@@ -49,15 +49,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <setjmp.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/check.h"
+#include "common/fault.h"
 #include "tgrtool.h"
 
 #define PATTERN(i)	(0x5a000000u | (i))
@@ -77,21 +78,6 @@ static void usage(void)
 		"       tgrcheck attack NODE RO_SEGID GONE_SEGID\n"
 		"       tgrcheck read-after NODE SEGID GOFILE TIMEOUT_S\n");
 	exit(2);
-}
-
-static tgr_seg_t *import_or_die(tgr_t *t, uint32_t node, uint32_t segid,
-				unsigned int rights)
-{
-	tgr_seg_t *seg;
-	char what[64];
-	int err = tgr_import(t, node, segid, rights, &seg);
-
-	if (err) {
-		snprintf(what, sizeof(what), "import of node %u segid %u", node,
-			 segid);
-		die(what, err);
-	}
-	return seg;
 }
 
 static int cmd_info(void)
@@ -193,7 +179,7 @@ static int cmd_req_recv(char **av)
 	      st.overflows, st.deferred, st.nofree, st.relinks, st.lost);
 	CHECK(!st.lost && !st.full, "req-recv: no queue reset, no overflow left pending");
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 static int cmd_req_send(char **av)
@@ -211,12 +197,9 @@ static int cmd_req_send(char **av)
 	if (items > 0xffffff)
 		die_msg("ITEMS must be below 16777216");
 	if (av[3]) {
-		struct stat sb;
-
 		printf("ready\n");
 		fflush(stdout);
-		while (stat(av[3], &sb) != 0)
-			usleep(20000);
+		wait_file(av[3], INFINITY, 20);
 	}
 	me = tgr_node(t);
 	t0 = now_us();
@@ -236,21 +219,16 @@ static int cmd_finc_host(char **av)
 	uint32_t timeout = arg_u32(av[3], "TIMEOUT_S");
 	tgr_t *t = open_or_die();
 	struct mailbox mb;
-	struct stat sb;
-	double end;
 
 	mailbox_create(t, &mb);
 	write_ids(av[0], &mb.segid, 1);
 	/* every finc has exited: each of its increments has landed here */
-	end = now_us() + timeout * 1e6;
-	while (stat(av[2], &sb) != 0 && now_us() < end)
-		usleep(20000);
-	CHECK(stat(av[2], &sb) == 0, "finc-host: %s appeared within %u s",
-	      av[2], timeout);
+	CHECK(!wait_file(av[2], now_s() + timeout, 20),
+	      "finc-host: %s appeared within %u s", av[2], timeout);
 	CHECK(mb.w[FINC_WORD] == expected, "finc-host: the counter is %u, expected exactly %u",
 	      mb.w[FINC_WORD], expected);
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 static int cmd_finc(char **av)
@@ -281,7 +259,7 @@ static int cmd_finc(char **av)
 	CHECK(rising, "finc: %u fetch_incs, each result above the previous (sum %llu) in %.2f s",
 	      count, (unsigned long long)sum, (now_us() - t0) / 1e6);
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 /* ---- multicast ------------------------------------------------------------- */
@@ -295,7 +273,6 @@ static int cmd_mcast(char **av)
 	tgr_t *t = open_or_die();
 	uint32_t me = tgr_node(t), n, r, arrived = 0;
 	tgr_mcast_t *m;
-	struct stat sb;
 	double end;
 	int err;
 
@@ -309,8 +286,7 @@ static int cmd_mcast(char **av)
 	shared = tgr_mcast_ptr(m, 0);
 	mine = tgr_mcast_ptr(m, 4 * (1 + me));
 	printf("ready\n");
-	while (stat(av[3], &sb) != 0)
-		usleep(20000);
+	wait_file(av[3], INFINITY, 20);
 	/* word 0 before our word: whoever sees our last round sees all */
 	for (r = 1; r <= rounds; r++) {
 		*shared = me << 16 | r;
@@ -331,7 +307,7 @@ static int cmd_mcast(char **av)
 	printf("     mcast: shared word %#x\n", local[0]);
 	tgr_mcast_leave(m);
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 /* ---- protection ------------------------------------------------------------ */
@@ -382,7 +358,7 @@ static int cmd_guard(char **av)
 	      nviol, viol[TGR_ERR_RIGHTS], viol[TGR_ERR_UNEXPORTED],
 	      viol[TGR_ERR_STALE], lost);
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 /* Wait up to 5 s for a VIOL_OUT event; its reason, or -1. */
@@ -463,23 +439,10 @@ static int cmd_attack(char **av)
 		      reason < 0 ? "no VIOL_OUT event" : tgr_reason_name(reason));
 	}
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 /* ---- SIGBUS ---------------------------------------------------------------- */
-
-static sigjmp_buf bus_jmp;
-static volatile sig_atomic_t bus_code;
-static void *volatile bus_addr;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	bus_code = si->si_code;
-	bus_addr = si->si_addr;
-	siglongjmp(bus_jmp, 1);
-}
 
 static int cmd_read_after(char **av)
 {
@@ -488,36 +451,31 @@ static int cmd_read_after(char **av)
 	tgr_t *t = open_or_die();
 	tgr_seg_t *seg = import_or_die(t, node, segid, TGR_R_READ);
 	volatile void *p = tgr_ptr(seg, 0);
-	struct sigaction sa;
-	struct stat sb;
 	double t0;
 	uint32_t v;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGBUS, &sa, NULL);
+	fault_catch(SIGBUS);
 	v = tgr_read32(p);
 	CHECK(v != 0xffffffffu, "read-after: the first remote read works (%#x)", v);
 	printf("ready\n");
-	while (stat(av[2], &sb) != 0)
-		usleep(100000);
+	wait_file(av[2], INFINITY, 100);
 	t0 = now_us();
-	if (sigsetjmp(bus_jmp, 1) == 0) {
+	if (sigsetjmp(fault_jmp, 1) == 0) {
 		v = tgr_read32(p);
 		CHECK(0, "read-after: the read returned %#x after %.0f ms instead of SIGBUS",
 		      v, (now_us() - t0) / 1e3);
 	} else {
 		double ms = (now_us() - t0) / 1e3;
 
-		CHECK(bus_code == BUS_ADRERR && bus_addr == (void *)p,
+		CHECK(fault_code == BUS_ADRERR && fault_addr == (void *)p,
 		      "read-after: SIGBUS (code %d, address %s) after %.0f ms",
-		      (int)bus_code, bus_addr == (void *)p ? "the load's" : "another",
+		      (int)fault_code,
+		      fault_addr == (void *)p ? "the load's" : "another",
 		      ms);
 		CHECK(ms <= timeout * 1e3, "read-after: SIGBUS within %u s", timeout);
 	}
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 int main(int argc, char **argv)

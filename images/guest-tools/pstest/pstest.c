@@ -51,14 +51,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/args.h"
+#include "common/check.h"
+#include "common/clock.h"
 #include "ps_hal.h"
 #include "ps_ports.h"
 #include "ps_rawdata.h"
-#include "check.h"
-#include <sys/wait.h>
+#include "pattern.h"
 
 #define MAX_MSG		65536
 #define STREAM_TIMEOUT	30000
@@ -72,20 +75,6 @@ static int hal_spin = 20;	/* polls before sleeping; $PS_HAL_SPIN */
 static int warm_rounds(int rounds)
 {
 	return rounds >= 20 ? rounds / 10 : 0;
-}
-
-static uint8_t pat(unsigned int src, uint32_t seq, size_t i)
-{
-	return (uint8_t)(src * 31 + seq * 7 + i * 13 + (i >> 8));
-}
-
-static uint32_t fnv(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	while (n--)
-		h = (h ^ *p++) * 16777619u;
-	return h;
 }
 
 /* Fill message seq of src: seq, pattern, checksum (when it fits). */
@@ -139,11 +128,6 @@ static int verify(const uint8_t *b, size_t n, unsigned int src, uint32_t seq)
 		if (b[i] != pat(src, seq, i))
 			return 0;
 	return 1;
-}
-
-static unsigned int arg_node(const char *s)
-{
-	return (unsigned int)strtoul(s, NULL, 0);
 }
 
 /* ---- HAL ---- */
@@ -575,7 +559,7 @@ static void recv_streams(ps_raw_t *r, unsigned int *srcs, int nsrc)
 static int cmd_raw_stream(char **av, int ac, int do_send, int do_recv)
 {
 	ps_raw_t *r = raw_open_or_die();
-	unsigned int peer = arg_node(av[0]);
+	unsigned int peer = arg_num(av[0]);
 	size_t *sizes, cnt = parse_specs(av + 1, ac - 1, &sizes);
 
 	if (do_send)
@@ -594,7 +578,7 @@ static int cmd_raw_recv(char **av, int ac)
 	int i;
 
 	for (i = 0; i < ac && i < 64; i++)
-		srcs[i] = arg_node(av[i]);
+		srcs[i] = arg_num(av[i]);
 	recv_streams(r, srcs, i);
 	ps_raw_close(r);
 	return fails;
@@ -873,7 +857,7 @@ static int port_fork(int nproc, int (*fn)(int i, char **av), char **av)
 
 static int multi_ping(int i, char **av)
 {
-	return cmd_port_pingpong(arg_node(av[0]), 10 + i, atoi(av[2]),
+	return cmd_port_pingpong(arg_num(av[0]), 10 + i, atoi(av[2]),
 				 strtoul(av[3], NULL, 0));
 }
 
@@ -1487,13 +1471,13 @@ int main(int argc, char **argv)
 	if (getenv("PS_HAL_SPIN"))
 		hal_spin = atoi(getenv("PS_HAL_SPIN")) + 1;
 	if (!strcmp(c, "hal-pingpong") && argc == 5)
-		return !!cmd_hal_pingpong(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_hal_pingpong(arg_num(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "hal-echo") && argc >= 3)
 		return !!cmd_hal_echo(atoi(argv[2]), tmo,
 				      argc > 4 ? strtoul(argv[4], NULL, 0) : 0);
 	if (!strcmp(c, "raw-pingpong") && argc == 5)
-		return !!cmd_raw_pingpong(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_raw_pingpong(arg_num(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "raw-echo") && argc >= 3)
 		return !!cmd_raw_echo(atoi(argv[2]), tmo);
@@ -1508,7 +1492,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "bad"))
 		return !!cmd_bad();
 	if (!strcmp(c, "port-pingpong") && argc == 6)
-		return !!cmd_port_pingpong(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_port_pingpong(arg_num(argv[2]), atoi(argv[3]),
 					   atoi(argv[4]),
 					   strtoul(argv[5], NULL, 0));
 	if (!strcmp(c, "port-echo") && argc >= 4)
@@ -1524,17 +1508,17 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "port-bad"))
 		return !!cmd_port_bad();
 	if (!strcmp(c, "hal-pairwise") && argc == 5)
-		return !!cmd_hal_pairwise(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_hal_pairwise(arg_num(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "raw-pairwise") && argc == 5)
-		return !!cmd_raw_pairwise(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_raw_pairwise(arg_num(argv[2]), atoi(argv[3]),
 					  strtoul(argv[4], NULL, 0));
 	if (!strcmp(c, "port-pairwise") && argc == 6)
-		return !!cmd_port_pairwise(arg_node(argv[2]), atoi(argv[3]),
+		return !!cmd_port_pairwise(arg_num(argv[2]), atoi(argv[3]),
 					   atoi(argv[4]),
 					   strtoul(argv[5], NULL, 0));
 	if (!strcmp(c, "barrier-loop") && argc == 4)
-		return !!cmd_barrier_loop(arg_node(argv[2]), atoi(argv[3]));
+		return !!cmd_barrier_loop(arg_num(argv[2]), atoi(argv[3]));
 	usage();
 	return 2;
 }

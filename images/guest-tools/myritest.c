@@ -37,7 +37,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,10 +45,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../../common/kernel_log.h"
+#include "common/args.h"
+#include "common/clock.h"
+#include "common/driver_checks.h"
+#include "common/fault.h"
 #include "vcluster/hw/lanai_regs.h"
 #include "uapi/myri_ioctl.h"
 #include "vcluster/fw/myri_mcp_if.h"
@@ -57,21 +58,6 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define TEST_CTX	1	/* the raw context ping/echo/send/recv use */
 #define SYSFS		"/sys/class/misc/myri0/device/"
-
-static int fails;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("ok   ");				\
-		} else {						\
-			printf("FAIL ");				\
-			fails++;					\
-		}							\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
 
 /* An open context, mapped. */
 struct ctx {
@@ -84,14 +70,6 @@ struct ctx {
 	const volatile struct myri_event *ev;
 	const volatile uint8_t *ring;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static int open_dev(void)
 {
@@ -445,29 +423,6 @@ static int cmd_counters(void)
 }
 
 /* ---- bad input ---- */
-
-static void expect_ioctl(int fd, const char *what, unsigned long cmd,
-			 void *arg, int want)
-{
-	int ret = ioctl(fd, cmd, arg);
-	int err = errno;
-
-	CHECK(ret == -1 && err == want, "ioctl %s -> %s", what,
-	      ret ? strerror(err) : "success!");
-}
-
-static void expect_mmap(int fd, const char *what, size_t len, int prot,
-			int flags, off_t off, int err1, int err2)
-{
-	void *p = mmap(NULL, len, prot, flags, fd, off);
-	int err = errno;
-
-	CHECK(p == MAP_FAILED && (err == err1 || err == err2),
-	      "mmap %s fails (%s)", what,
-	      p == MAP_FAILED ? strerror(err) : "mapped!");
-	if (p != MAP_FAILED)
-		munmap(p, len);
-}
 
 static void expect_open_ctx(int fd, const char *what,
 			    struct myri_ctx_open req, int want)
@@ -953,13 +908,6 @@ static int cmd_crash(void)
 
 /* ---- broken firmware ---- */
 
-static sigjmp_buf bus_jump;
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(bus_jump, sig);
-}
-
 static int state_is(const char *prefix, const char *word, uint32_t ms,
 		    char *buf, size_t size)
 {
@@ -1007,8 +955,8 @@ static int cmd_firmware(const char *file, const char *word, uint32_t ms)
 	CHECK(ret == 1 && (pfd.revents & (POLLERR | POLLHUP)),
 	      "poll of the lost context: revents 0x%x", pfd.revents);
 	old_user = (volatile uint32_t *)c.user;
-	signal(SIGBUS, on_sigbus);
-	if (!sigsetjmp(bus_jump, 1)) {
+	fault_catch(SIGBUS);
+	if (!sigsetjmp(fault_jmp, 1)) {
 		(void)old_user[0];
 		CHECK(0, "the lost context's send area is still mapped");
 	} else {
@@ -1034,26 +982,11 @@ static int cmd_firmware(const char *file, const char *word, uint32_t ms)
 	return fails;
 }
 
-static int cmd_dmesg(void)
-{
-	int hits = kernel_log_warnings();
-
-	if (hits < 0)
-		return 1;
-	CHECK(!hits, "kernel log: %d warning line(s)", hits);
-	return fails;
-}
-
 static int usage(void)
 {
 	fprintf(stderr, "usage: %s info|counters|state|bad|excl|crash|dmesg|local N [SIZE]|echo N [MS]|ping PEER N [SIZE]|send DEST N [SIZE [STOPFILE]]|recv N [MS]|firmware FILE WORD [MS]\n",
 		program_invocation_short_name);
 	return 2;
-}
-
-static uint32_t arg(int argc, char **argv, int i, uint32_t def)
-{
-	return i < argc ? strtoul(argv[i], NULL, 0) : def;
 }
 
 int main(int argc, char **argv)
@@ -1077,24 +1010,27 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "crash"))
 		return !!cmd_crash();
 	if (!strcmp(cmd, "dmesg"))
-		return !!cmd_dmesg();
+		return !!check_kernel_log();
 	if (!strcmp(cmd, "local") && argc >= 3)
-		return !!cmd_local(arg(argc, argv, 2, 1), arg(argc, argv, 3, 0));
+		return !!cmd_local(arg_or(argc, argv, 2, 1),
+				   arg_or(argc, argv, 3, 0));
 	if (!strcmp(cmd, "echo") && argc >= 3)
-		return !!cmd_echo(arg(argc, argv, 2, 1),
-				  arg(argc, argv, 3, 30000));
+		return !!cmd_echo(arg_or(argc, argv, 2, 1),
+				  arg_or(argc, argv, 3, 30000));
 	if (!strcmp(cmd, "ping") && argc >= 4)
-		return !!cmd_ping(arg(argc, argv, 2, 0), arg(argc, argv, 3, 1),
-				  arg(argc, argv, 4, 64));
+		return !!cmd_ping(arg_or(argc, argv, 2, 0),
+				  arg_or(argc, argv, 3, 1),
+				  arg_or(argc, argv, 4, 64));
 	if (!strcmp(cmd, "send") && argc >= 4)
-		return !!cmd_send(arg(argc, argv, 2, 0), arg(argc, argv, 3, 1),
-				  arg(argc, argv, 4, 0),
+		return !!cmd_send(arg_or(argc, argv, 2, 0),
+				  arg_or(argc, argv, 3, 1),
+				  arg_or(argc, argv, 4, 0),
 				  argc > 5 ? argv[5] : NULL);
 	if (!strcmp(cmd, "recv") && argc >= 3)
-		return !!cmd_recv(arg(argc, argv, 2, 1),
-				  arg(argc, argv, 3, 10000));
+		return !!cmd_recv(arg_or(argc, argv, 2, 1),
+				  arg_or(argc, argv, 3, 10000));
 	if (!strcmp(cmd, "firmware") && argc >= 4)
 		return !!cmd_firmware(argv[2], argv[3],
-				      arg(argc, argv, 4, 5000));
+				      arg_or(argc, argv, 4, 5000));
 	return usage();
 }

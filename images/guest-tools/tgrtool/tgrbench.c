@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/check.h"
 #include "tgrtool.h"
 
 #define HELLO_TIMEOUT_MS	120000
@@ -63,20 +64,6 @@ static enum mode parse_mode(const char *s, int allow_write)
 		return MODE_SOFT;
 	die_msg("unknown mode '%s' (%s)", s,
 		allow_write ? "write, req or soft" : "req or soft");
-}
-
-static tgr_seg_t *import_or_die(tgr_t *t, uint32_t node, uint32_t segid)
-{
-	tgr_seg_t *seg;
-	char what[64];
-	int err = tgr_import(t, node, segid, 0, &seg);
-
-	if (err) {
-		snprintf(what, sizeof(what), "import of node %u segid %u", node,
-			 segid);
-		die(what, err);
-	}
-	return seg;
 }
 
 static volatile void *ptr_or_die(tgr_seg_t *seg, size_t off)
@@ -111,7 +98,7 @@ static int cmd_load(char **av, int finc)
 	uint32_t node = arg_u32(av[0], "NODE"), segid = arg_u32(av[1], "SEGID");
 	uint32_t rounds = arg_u32(av[2], "ROUNDS"), i, v = 0, last = 0;
 	tgr_t *t = open_or_die();
-	tgr_seg_t *seg = import_or_die(t, node, segid);
+	tgr_seg_t *seg = import_or_die(t, node, segid, 0);
 	double *lat = calloc(rounds ? rounds : 1, sizeof(double));
 	volatile void *p = finc ? NULL : ptr_or_die(seg, MB_FLAG * 4);
 	int monotonic = 1, err;
@@ -140,7 +127,7 @@ static int cmd_load(char **av, int finc)
 	       median(lat, rounds), rounds, finc ? "fetch_incs" : "loads");
 	free(lat);
 	tgr_close(t);
-	return tool_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
 
 /* ---- ping-pong --------------------------------------------------------- */
@@ -252,7 +239,7 @@ static int cmd_pp_host(char **av)
 	if (err)
 		die("waiting for the peer's hello", err);
 	node = pp.mb.w[MB_HELLO_NODE] - 1;
-	pp.peer = import_or_die(pp.t, node, pp.mb.w[MB_HELLO_SEG] - 1);
+	pp.peer = import_or_die(pp.t, node, pp.mb.w[MB_HELLO_SEG] - 1, 0);
 	pp_open_peer_queue(&pp, node, pp.mb.w[MB_HELLO_Q] - 1);
 	for (i = 1; i <= warm + rounds; i++) {
 		if (i == warm + 1)
@@ -275,7 +262,7 @@ static int cmd_pp_peer(char **av)
 	volatile void *hello;
 
 	pp_setup(&pp, av[0]);
-	pp.peer = import_or_die(pp.t, node, seg);
+	pp.peer = import_or_die(pp.t, node, seg, 0);
 	pp_open_peer_queue(&pp, node, qseg);
 	hello = ptr_or_die(pp.peer, 0);
 	tgr_write32((volatile uint32_t *)hello + MB_HELLO_NODE, tgr_node(pp.t) + 1);
@@ -395,7 +382,7 @@ static int cmd_rate_send(char **av)
 	uint32_t node = arg_u32(av[1], "NODE"), ctlseg = arg_u32(av[2], "CTLSEG");
 	uint32_t dataseg = arg_u32(av[3], "DATASEG"), items = arg_u32(av[4], "ITEMS");
 	tgr_t *t = open_or_die();
-	tgr_seg_t *ctl = import_or_die(t, node, ctlseg), *soft = NULL;
+	tgr_seg_t *ctl = import_or_die(t, node, ctlseg, 0), *soft = NULL;
 	tgr_rq_t *rq = NULL;
 	uint32_t id, seq, nslots = 0, dummy;
 	volatile void *go = ptr_or_die(ctl, MB_GO * 4);
@@ -407,7 +394,7 @@ static int cmd_rate_send(char **av)
 		if (err)
 			die("open of the remote queue", err);
 	} else {
-		soft = import_or_die(t, node, dataseg);
+		soft = import_or_die(t, node, dataseg, 0);
 		nslots = (tgr_seg_size(soft) - SOFT_SLOT0) / 8;
 	}
 	err = tgr_fetch_inc(ctl, MB_COUNT * 4, &id);

@@ -9,21 +9,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/msg.h"
 #include "tgrtool.h"
 
-int tool_fails;
 const char *tool_name = "tgr";
-
-double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 void die(const char *what, int err)
 {
@@ -36,11 +27,9 @@ void die_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(tool_name, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	exit(2);
 }
 
@@ -71,6 +60,21 @@ tgr_t *open_or_die(void)
 	if (err)
 		die(what, err);
 	return t;
+}
+
+tgr_seg_t *import_or_die(tgr_t *t, uint32_t node, uint32_t segid,
+			 unsigned int rights)
+{
+	tgr_seg_t *seg;
+	char what[64];
+	int err = tgr_import(t, node, segid, rights, &seg);
+
+	if (err) {
+		snprintf(what, sizeof(what), "import of node %u segid %u", node,
+			 segid);
+		die(what, err);
+	}
+	return seg;
 }
 
 void write_ids(const char *path, const uint32_t *ids, int n)

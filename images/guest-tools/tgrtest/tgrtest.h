@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,14 +17,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tgr.h"
 #include "uapi/tgr_ioctl.h"
 #include "vcluster/hw/tgr_regs.h"
 
-#define PAGE 4096u
+#define PAGE TGR_PAGE_SIZE	/* the card's page (tgr_regs.h) */
 #define MAX_SENDERS 64
 
 /* tgrtest.c: checks and helpers */
@@ -35,7 +34,6 @@ void fail(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int ioc(int fd, unsigned long req, void *arg);
 void expect(const char *what, int got, int want);
-double now_s(void);
 uint32_t pattern(uint32_t page, uint32_t word);
 unsigned int parse_rights(const char *s);
 tgr_t *open_or_die(void);

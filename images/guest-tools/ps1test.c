@@ -26,13 +26,12 @@
  *   ps1test expect-err BITS [MS]      sleep until SREG has error BITS
  *
  * Exit status 0 on success, 1 on a failed check, 2 on bad usage.
- * Build: gcc -O2 -Wall -Wextra -static -I.. -o ps1test ps1test.c
+ * Built by mk/ps1-driver.mk.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,30 +40,18 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../../common/kernel_log.h"
+#include "common/args.h"
+#include "common/clock.h"
+#include "common/driver_checks.h"
+#include "common/fault.h"
 #include "uapi/ps1_ioctl.h"
 #include "vcluster/hw/ps1_regs.h"
 
-static int fails;
 static int fd = -1;
 static volatile uint32_t *regs;
 static struct ps1_info info;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("ok   ");				\
-		} else {						\
-			printf("FAIL ");				\
-			fails++;					\
-		}							\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
 
 static uint32_t rd(unsigned int off)
 {
@@ -74,14 +61,6 @@ static uint32_t rd(unsigned int off)
 static void wr(unsigned int off, uint32_t v)
 {
 	regs[off / 4] = v;
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 static void open_dev(int map)
@@ -198,29 +177,6 @@ static void print_info(void)
 		       (unsigned long long)c.route_loads);
 }
 
-static void expect_mmap_fail(const char *what, size_t len, int prot,
-			     int flags, off_t off, int err1, int err2)
-{
-	void *p = mmap(NULL, len, prot, flags, fd, off);
-	int err = errno;
-
-	CHECK(p == MAP_FAILED && (err == err1 || err == err2),
-	      "mmap %s fails (%s)", what,
-	      p == MAP_FAILED ? strerror(err) : "mapped!");
-	if (p != MAP_FAILED)
-		munmap(p, len);
-}
-
-static void expect_ioctl_fail(const char *what, unsigned long cmd, void *arg,
-			      int want)
-{
-	int ret = ioctl(fd, cmd, arg);
-	int err = errno;
-
-	CHECK(ret == -1 && err == want, "ioctl %s -> %s", what,
-	      ret ? strerror(err) : "success!");
-}
-
 static int cmd_bad(void)
 {
 	struct ps1_wait w;
@@ -229,21 +185,21 @@ static int cmd_bad(void)
 	void *p;
 
 	open_dev(0);
-	expect_mmap_fail("regs len 8192", 8192, PROT_READ, MAP_SHARED, 0,
+	expect_mmap(fd, "regs len 8192", 8192, PROT_READ, MAP_SHARED, 0,
 			 EINVAL, EINVAL);
-	expect_mmap_fail("regs len 12288",
+	expect_mmap(fd, "regs len 12288",
 			 4096 * 3, PROT_READ, MAP_SHARED, 0, EINVAL, EINVAL);
-	expect_mmap_fail("offset 8192", 4096, PROT_READ, MAP_SHARED, 8192,
+	expect_mmap(fd, "offset 8192", 4096, PROT_READ, MAP_SHARED, 8192,
 			 EINVAL, EINVAL);
-	expect_mmap_fail("offset 1 GiB", 4096, PROT_READ, MAP_SHARED,
+	expect_mmap(fd, "offset 1 GiB", 4096, PROT_READ, MAP_SHARED,
 			 1L << 30, EINVAL, EINVAL);
-	expect_mmap_fail("regs MAP_PRIVATE", 4096, PROT_READ, MAP_PRIVATE, 0,
-			 EINVAL, EINVAL);
-	expect_mmap_fail("regs PROT_EXEC", 4096, PROT_READ | PROT_EXEC,
+	expect_mmap(fd, "regs MAP_PRIVATE", 4096, PROT_READ, MAP_PRIVATE,
+			 0, EINVAL, EINVAL);
+	expect_mmap(fd, "regs PROT_EXEC", 4096, PROT_READ | PROT_EXEC,
 			 MAP_SHARED, 0, EINVAL, EPERM);
-	expect_mmap_fail("pool too long", info.pool_size + 4096, PROT_READ,
+	expect_mmap(fd, "pool too long", info.pool_size + 4096, PROT_READ,
 			 MAP_SHARED, 4096, EINVAL, EINVAL);
-	expect_mmap_fail("pool MAP_PRIVATE", 4096, PROT_READ, MAP_PRIVATE,
+	expect_mmap(fd, "pool MAP_PRIVATE", 4096, PROT_READ, MAP_PRIVATE,
 			 4096, EINVAL, EINVAL);
 
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -262,21 +218,21 @@ static int cmd_bad(void)
 	if (p != MAP_FAILED)
 		munmap(p, info.pool_size);
 
-	expect_ioctl_fail("unknown nr", _IO('P', 99), NULL, ENOTTY);
-	expect_ioctl_fail("other magic", _IOR('Q', 1, struct ps1_info), &info,
+	expect_ioctl(fd, "unknown nr", _IO('P', 99), NULL, ENOTTY);
+	expect_ioctl(fd, "other magic", _IOR('Q', 1, struct ps1_info),
+			  &info, ENOTTY);
+	expect_ioctl(fd, "INFO size mismatch", _IOR('P', 1, int), &info,
 			  ENOTTY);
-	expect_ioctl_fail("INFO size mismatch", _IOR('P', 1, int), &info,
-			  ENOTTY);
-	expect_ioctl_fail("INFO NULL", PS1_IOC_INFO, NULL, EFAULT);
-	expect_ioctl_fail("INFO bad pointer", PS1_IOC_INFO, (void *)16,
+	expect_ioctl(fd, "INFO NULL", PS1_IOC_INFO, NULL, EFAULT);
+	expect_ioctl(fd, "INFO bad pointer", PS1_IOC_INFO, (void *)16,
 			  EFAULT);
-	expect_ioctl_fail("COUNTERS NULL", PS1_IOC_COUNTERS, NULL, EFAULT);
-	expect_ioctl_fail("WAIT NULL", PS1_IOC_WAIT, NULL, EFAULT);
+	expect_ioctl(fd, "COUNTERS NULL", PS1_IOC_COUNTERS, NULL, EFAULT);
+	expect_ioctl(fd, "WAIT NULL", PS1_IOC_WAIT, NULL, EFAULT);
 	w = (struct ps1_wait){ .events = 0, .timeout_ms = 10 };
-	expect_ioctl_fail("WAIT no events", PS1_IOC_WAIT, &w, EINVAL);
+	expect_ioctl(fd, "WAIT no events", PS1_IOC_WAIT, &w, EINVAL);
 	w = (struct ps1_wait){ .events = 0x100, .timeout_ms = 10 };
-	expect_ioctl_fail("WAIT unknown event", PS1_IOC_WAIT, &w, EINVAL);
-	expect_ioctl_fail("TIOCGWINSZ", TIOCGWINSZ, &w, ENOTTY);
+	expect_ioctl(fd, "WAIT unknown event", PS1_IOC_WAIT, &w, EINVAL);
+	expect_ioctl(fd, "TIOCGWINSZ", TIOCGWINSZ, &w, ENOTTY);
 
 	/* nothing arrives: a short wait times out */
 	ret = wait_ev(PS1_EV_BARRIER, 50, &ev);
@@ -285,7 +241,7 @@ static int cmd_bad(void)
 
 	fd2 = open(PS1_DEVICE, O_RDWR);
 	CHECK(fd2 >= 0, "second open");
-	expect_ioctl_fail("RESET with two openers", PS1_IOC_RESET, NULL,
+	expect_ioctl(fd, "RESET with two openers", PS1_IOC_RESET, NULL,
 			  EBUSY);
 	close(fd2);
 	ret = ioctl(fd, PS1_IOC_RESET);
@@ -506,13 +462,6 @@ static int cmd_crash_rx(uint32_t timeout_ms)
 	abort();
 }
 
-static sigjmp_buf jb;
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(jb, sig);
-}
-
 static int cmd_unplug(void)
 {
 	volatile uint32_t *pool;
@@ -544,28 +493,15 @@ static int cmd_unplug(void)
 	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED,
 	      "new register mapping refused");
 
-	signal(SIGBUS, on_sigbus);
-	signal(SIGSEGV, on_sigbus);
-	sig = sigsetjmp(jb, 1);
+	fault_catch(SIGBUS);
+	fault_catch(SIGSEGV);
+	sig = sigsetjmp(fault_jmp, 1);
 	if (!sig)
 		(void)rd(PS1_REG_ID);
 	CHECK(sig == SIGBUS, "old register mapping faults with SIGBUS (%d)",
 	      sig);
 	CHECK(pool[0] == 42, "pool mapping still valid");
 	return fails;
-}
-
-/* Wait up to ms for a file to exist: 0, or -ETIMEDOUT. */
-static int wait_file(const char *path, uint32_t ms)
-{
-	double end = now_us() + ms * 1e3;
-
-	while (access(path, F_OK)) {
-		if (now_us() > end)
-			return -ETIMEDOUT;
-		usleep(10000);
-	}
-	return 0;
 }
 
 static int cmd_barrier(uint32_t line, uint32_t timeout_ms, const char *go)
@@ -586,7 +522,7 @@ static int cmd_barrier(uint32_t line, uint32_t timeout_ms, const char *go)
 		 */
 		printf("barrier line %u: joined\n", line);
 		fflush(stdout);
-		if (wait_file(go, timeout_ms)) {
+		if (wait_file(go, now_s() + timeout_ms / 1e3, 10)) {
 			CHECK(0, "barrier line %u: no %s after %u ms", line, go,
 			      timeout_ms);
 			return fails;
@@ -691,16 +627,6 @@ static int cmd_fuzz(uint32_t n)
 	return fails;
 }
 
-static int cmd_dmesg(void)
-{
-	int hits = kernel_log_warnings();
-
-	if (hits < 0)
-		return 1;
-	CHECK(!hits, "kernel log: %d warning line(s)", hits);
-	return fails;
-}
-
 /* Sleep until an error arrives (interrupt driven), check it, clear it. */
 static int cmd_expect_err(uint32_t bits, uint32_t timeout_ms)
 {
@@ -729,11 +655,6 @@ static int usage(void)
 	return 2;
 }
 
-static uint32_t arg(int argc, char **argv, int i, uint32_t def)
-{
-	return i < argc ? strtoul(argv[i], NULL, 0) : def;
-}
-
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -751,34 +672,36 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "poll"))
 		return !!cmd_poll();
 	if (!strcmp(cmd, "send") && argc >= 4)
-		return !!cmd_send(arg(argc, argv, 2, 0), arg(argc, argv, 3, 1),
-				  arg(argc, argv, 4, 16));
+		return !!cmd_send(arg_or(argc, argv, 2, 0),
+				  arg_or(argc, argv, 3, 1),
+				  arg_or(argc, argv, 4, 16));
 	if (!strcmp(cmd, "recv") && argc >= 3)
-		return !!cmd_recv(arg(argc, argv, 2, 1),
-				  arg(argc, argv, 3, 10000));
+		return !!cmd_recv(arg_or(argc, argv, 2, 1),
+				  arg_or(argc, argv, 3, 10000));
 	if (!strcmp(cmd, "echo") && argc >= 3)
-		return !!cmd_echo(arg(argc, argv, 2, 1),
-				  arg(argc, argv, 3, 30000));
+		return !!cmd_echo(arg_or(argc, argv, 2, 1),
+				  arg_or(argc, argv, 3, 30000));
 	if (!strcmp(cmd, "ping") && argc >= 4)
-		return !!cmd_ping(arg(argc, argv, 2, 1), arg(argc, argv, 3, 1),
-				  arg(argc, argv, 4, 16));
+		return !!cmd_ping(arg_or(argc, argv, 2, 1),
+				  arg_or(argc, argv, 3, 1),
+				  arg_or(argc, argv, 4, 16));
 	if (!strcmp(cmd, "crash-tx") && argc >= 3)
-		return cmd_crash_tx(arg(argc, argv, 2, 1));
+		return cmd_crash_tx(arg_or(argc, argv, 2, 1));
 	if (!strcmp(cmd, "crash-rx"))
-		return cmd_crash_rx(arg(argc, argv, 2, 10000));
+		return cmd_crash_rx(arg_or(argc, argv, 2, 10000));
 	if (!strcmp(cmd, "unplug"))
 		return !!cmd_unplug();
 	if (!strcmp(cmd, "barrier") && argc >= 3)
-		return !!cmd_barrier(arg(argc, argv, 2, 0),
-				     arg(argc, argv, 3, 30000),
+		return !!cmd_barrier(arg_or(argc, argv, 2, 0),
+				     arg_or(argc, argv, 3, 30000),
 				     argc > 4 ? argv[4] : NULL);
 	if (!strcmp(cmd, "fuzz"))
-		return !!cmd_fuzz(arg(argc, argv, 2, 2000));
+		return !!cmd_fuzz(arg_or(argc, argv, 2, 2000));
 	if (!strcmp(cmd, "expect-err") && argc >= 3)
-		return !!cmd_expect_err(arg(argc, argv, 2, 0),
-					arg(argc, argv, 3, 60000));
+		return !!cmd_expect_err(arg_or(argc, argv, 2, 0),
+					arg_or(argc, argv, 3, 60000));
 	if (!strcmp(cmd, "dmesg"))
-		return !!cmd_dmesg();
+		return !!check_kernel_log();
 	if (!strcmp(cmd, "state")) {
 		open_dev(0);
 		printf("%u\n", info.state);

@@ -4,6 +4,7 @@
  * the REQ queue (qrecv, qsend, qfill), threads, SIGBUS and stale imports.
  */
 #include "tgrtest.h"
+#include "common/fault.h"
 
 static volatile sig_atomic_t stop;
 
@@ -300,19 +301,6 @@ int cmd_threads(void)
 
 /* ---- SIGBUS ---- */
 
-static sigjmp_buf bus_jmp;
-static void *bus_addr;
-static int bus_code;
-
-static void on_bus(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	bus_addr = si->si_addr;
-	bus_code = si->si_code;
-	siglongjmp(bus_jmp, 1);
-}
-
 /* The events pending for t, one line each (diagnostics of a failure). */
 static void dump_events(tgr_t *t)
 {
@@ -331,22 +319,20 @@ tgr_t *bus_t;
 /* A load through @p must raise SIGBUS (BUS_ADRERR at p). */
 int expect_sigbus(const char *what, volatile void *p)
 {
-	struct sigaction sa = { .sa_sigaction = on_bus,
-				.sa_flags = SA_SIGINFO };
 	volatile uint32_t v = 0;
 	double t0 = now_s();
 
-	sigaction(SIGBUS, &sa, NULL);
-	if (sigsetjmp(bus_jmp, 1) == 0) {
+	fault_catch(SIGBUS);
+	if (sigsetjmp(fault_jmp, 1) == 0) {
 		v = tgr_read32(p);
 		fail(what, "the load returned %08x", v);
 		if (bus_t)
 			dump_events(bus_t);
 		return 1;
 	}
-	if (bus_code != BUS_ADRERR || bus_addr != (void *)p) {
+	if (fault_code != BUS_ADRERR || fault_addr != (void *)p) {
 		fail(what, "SIGBUS code %d at %p, want BUS_ADRERR at %p",
-		     bus_code, bus_addr, (void *)p);
+		     (int)fault_code, fault_addr, (void *)p);
 		return 1;
 	}
 	printf("ok %s: SIGBUS BUS_ADRERR at the address after %.0f ms\n",
@@ -357,25 +343,23 @@ int expect_sigbus(const char *what, volatile void *p)
 /* A fetch_and_increment that must end in SIGBUS (BUS_ADRERR). */
 static int expect_sigbus_finc(tgr_seg_t *seg)
 {
-	struct sigaction sa = { .sa_sigaction = on_bus,
-				.sa_flags = SA_SIGINFO };
 	double t0 = now_s();
 	uint32_t old;
 
-	sigaction(SIGBUS, &sa, NULL);
-	bus_addr = NULL;
-	if (sigsetjmp(bus_jmp, 1) == 0) {
+	fault_catch(SIGBUS);
+	fault_addr = NULL;
+	if (sigsetjmp(fault_jmp, 1) == 0) {
 		tgr_fetch_inc(seg, 8, &old);
 		fail("fetch_inc on a node that is down", "returned %08x", old);
 		return 1;
 	}
-	if (bus_code != BUS_ADRERR || !bus_addr) {
+	if (fault_code != BUS_ADRERR || !fault_addr) {
 		fail("fetch_inc on a node that is down", "SIGBUS code %d at %p",
-		     bus_code, bus_addr);
+		     (int)fault_code, fault_addr);
 		return 1;
 	}
 	printf("ok fetch_inc on a node that is down: SIGBUS BUS_ADRERR at %p after %.0f ms\n",
-	       bus_addr, (now_s() - t0) * 1e3);
+	       fault_addr, (now_s() - t0) * 1e3);
 	return 0;
 }
 

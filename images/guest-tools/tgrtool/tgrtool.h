@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What tgrbench and tgrcheck share: "ok ..."/"FAIL ..." lines (the shell
- * scripts grep for them), clocks, argument parsing, segid files, and the
- * mailbox page through which two programs on different nodes find each
- * other.
+ * What tgrbench and tgrcheck share: fatal errors, argument parsing, segid
+ * files, imports, and the mailbox page through which two programs on
+ * different nodes find each other. (Their "ok"/"FAIL" checks are
+ * common/check.h's, the clock common/clock.h's.)
  */
 #ifndef TGR_TOOLS_TGRTOOL_H
 #define TGR_TOOLS_TGRTOOL_H
@@ -11,22 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/clock.h"
 #include "tgr.h"
 
-extern int tool_fails;		/* failed checks; the exit status follows */
 extern const char *tool_name;	/* for messages: "tgrbench", "tgrcheck" */
 
-#define CHECK(cond, ...)						\
-	do {								\
-		int _ok = !!(cond);	/* evaluated once */		\
-		printf(_ok ? "ok   " : "FAIL ");			\
-		tool_fails += !_ok;					\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
-
-double now_us(void);
 /* A fatal error: "TOOL: what: the error's text", exit status 1. */
 void die(const char *what, int err) __attribute__((noreturn));
 void die_msg(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -34,6 +23,9 @@ void die_msg(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)
 uint32_t arg_u32(const char *s, const char *name);
 /* tgr_open() or die with a hint (no device: is tgr.ko loaded?). */
 tgr_t *open_or_die(void);
+/* tgr_import() or die ("import of node N segid S"). */
+tgr_seg_t *import_or_die(tgr_t *t, uint32_t node, uint32_t segid,
+			 unsigned int rights);
 
 /*
  * From now on a SIGBUS (a remote access that failed: a timeout, a refusal,

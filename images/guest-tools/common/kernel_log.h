@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The guest test tools' kernel-log check (ps1test dmesg, myritest dmesg):
+ * The driver test tools' kernel-log check (ps1test, myritest, tgrtest dmesg):
  * print the lines that say a driver misbehaved (warnings, oopses, hung
  * tasks, lockdep, DMA-API) and count them.
  */

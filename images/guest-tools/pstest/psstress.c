@@ -88,8 +88,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/check.h"
+#include "common/clock.h"
 #include "ps_ports.h"
-#include "check.h"
+#include "pattern.h"
 
 #define MAX_MSG		PS_PORT_MSG_MAX
 #define A2A_BASE	20	/* all2all: process i has port 20 + i */
@@ -160,20 +162,6 @@ static size_t msg_size(uint32_t src, uint32_t dst, uint32_t seq,
 	if (c < big32 + (32 - big32) / 2)
 		return h % 4097;
 	return h % 601;
-}
-
-static uint8_t pat(uint32_t src, uint32_t seq, size_t i)
-{
-	return (uint8_t)(src * 31 + seq * 7 + i * 13 + (i >> 8));
-}
-
-static uint32_t fnv(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	while (n--)
-		h = (h ^ *p++) * 16777619u;
-	return h;
 }
 
 static void fill(uint8_t *b, size_t n, uint32_t src, uint32_t seq)
@@ -305,12 +293,9 @@ static ps_port_t *port_open_or_fail(int port)
 /* -g: wait for the go file until the deadline; 0 or ETIMEDOUT */
 static int wait_go(double deadline)
 {
-	while (go_file && access(go_file, F_OK)) {
-		if (now_s() > deadline) {
-			printf("FAIL no %s before the deadline\n", go_file);
-			return ETIMEDOUT;
-		}
-		sleep_us(10000);
+	if (go_file && wait_file(go_file, deadline, 10)) {
+		printf("FAIL no %s before the deadline\n", go_file);
+		return ETIMEDOUT;
 	}
 	return 0;
 }
