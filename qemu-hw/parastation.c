@@ -331,7 +331,20 @@ static void ps_rx_control(ParaStationState *s, const uint8_t *p, uint32_t len)
     FabricHelloAck ack;
     char why[FABRIC_REASON_MAX + 1];
 
-    if (fabric_hello_ack_decode(p, len, FABRIC_PS1_HELLO_ACK_EXTRA, &ack)) {
+    if (len >= 1 && p[0] == FABRIC_CTL_HELLO_ACK) {
+        /* The node count sizes the route table the board sends back. */
+        if (!fabric_hello_ack_decode(p, len, FABRIC_PS1_HELLO_ACK_EXTRA,
+                                     &ack) ||
+            ack.nodes == 0 || ack.nodes > FABRIC_MAX_NODES ||
+            s->node >= ack.nodes) {
+            warn_report("parastation: fabric's HELLO_ACK (%u bytes, %u "
+                        "nodes) does not fit node %u; link stays down", len,
+                        len >= FABRIC_HELLO_ACK_BASE_LEN ?
+                        fabric_get_le16(p + 1) : 0, s->node);
+            s->link_up = false;
+            ps_error(s, PS1_SREG_ERR_CONFIG);
+            return;
+        }
         s->nodes = ack.nodes;
         s->width = ack.extra[FABRIC_PS1_ACK_WIDTH];
         s->height = ack.extra[FABRIC_PS1_ACK_HEIGHT];

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "vcluster/hw/ps1_regs.h"
+
 #define BASE 0xe1000000ull
 #define R(off) (BASE + (off))
 enum {
@@ -51,8 +53,8 @@ static void expect_frame(Board *b, uint8_t type, FabricHdr *h, uint8_t **p)
     g_assert_cmpint(h->type, ==, type);
 }
 
-/* Boot a board as node `node` of a `nodes`-node ring and bring its link up. */
-static Board *board_up(unsigned node, unsigned nodes)
+/* Boot a board as node `node` and take its HELLO; the link is not up yet. */
+static Board *board_start(unsigned node)
 {
     Board *b = g_new0(Board, 1);
     FabricHdr h;
@@ -72,9 +74,23 @@ static Board *board_up(unsigned node, unsigned nodes)
     expect_frame(b, FABRIC_TYPE_CONTROL, &h, &p);
     g_assert_cmpint(p[0], ==, FABRIC_CTL_HELLO);
     g_assert_cmpint(fabric_get_le16(p + 1), ==, node);
+    return b;
+}
+
+static void send_hello_ack(Board *b, unsigned node, unsigned nodes)
+{
     uint8_t ack[5] = { FABRIC_CTL_HELLO_ACK, 0, 0, 0, 0 };
+
     fabric_put_le16(ack + 1, nodes);
     ff_send(b->ff, K, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, node, ack, 5);
+}
+
+/* Boot a board as node `node` of a `nodes`-node ring and bring its link up. */
+static Board *board_up(unsigned node, unsigned nodes)
+{
+    Board *b = board_start(node);
+
+    send_hello_ack(b, node, nodes);
     g_assert_true(qt_wait_reg(b->qt, R(SREG), LINK, LINK));
     return b;
 }
@@ -476,6 +492,37 @@ static void test_fabric_reject(void)
     board_down(b);
 }
 
+/*
+ * The node count in HELLO_ACK sizes the route table the board sends: a
+ * count beyond the table (or one that leaves out this node) is refused,
+ * never read past the table.
+ */
+static void test_hello_ack_bounds(void)
+{
+    static const unsigned bad[] = { 0, FABRIC_MAX_NODES + 1, 0xffff, 3 };
+    Board *b = board_start(3);
+    QTest *qt = b->qt;
+    FabricHdr h;
+    uint8_t *p;
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+        send_hello_ack(b, 3, bad[i]);
+        g_assert_true(qt_wait_reg(qt, R(SREG), ERR_CONFIG, ERR_CONFIG));
+        g_assert_cmphex(qt_readl(qt, R(SREG)) & LINK, ==, 0);
+        qt_writel(qt, R(CREG), PS1_CREG_CLEAR_ERR);
+    }
+    /* a route commit now sends a table of the board's own size at most */
+    qt_writel(qt, R(RT_COMMIT), 1);
+    expect_frame(b, FABRIC_TYPE_CONTROL, &h, &p);
+    g_assert_cmpuint(p[0], ==, FABRIC_CTL_ROUTES);
+    g_assert_cmpuint(fabric_get_le16(p + 3), <=, FABRIC_MAX_NODES);
+    g_free(p);
+    /* a good one still brings the link up */
+    send_hello_ack(b, 3, 4);
+    g_assert_true(qt_wait_reg(qt, R(SREG), LINK, LINK));
+    board_down(b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -497,6 +544,7 @@ int main(int argc, char **argv)
     g_test_add_func("/parastation/fabric-garbage-and-loss",
                     test_fabric_garbage_and_loss);
     g_test_add_func("/parastation/fabric-reject", test_fabric_reject);
+    g_test_add_func("/parastation/hello-ack-bounds", test_hello_ack_bounds);
     g_test_add_func("/parastation/wait-window-without-vcpu",
                     test_wait_window_without_vcpu);
     return g_test_run();
