@@ -253,6 +253,15 @@ static void lanai_rx_unthrottle(LanaiState *s)
     }
 }
 
+/* An armed receive's buffer is refused: the frame stays queued. */
+static void lanai_rx_bad_range(LanaiState *s)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "lanai: receive buffer [0x%x, 0x%x) "
+                  "is not in SRAM\n", s->rmp, s->rml);
+    s->rstat = LANAI_RSTAT_BAD_RANGE;
+    lanai_raise(s, LANAI_ISR_MEM);
+}
+
 /* If a receive is armed, the next frame goes to [RMP, RML). */
 static void lanai_rx_deliver(LanaiState *s)
 {
@@ -260,13 +269,15 @@ static void lanai_rx_deliver(LanaiState *s)
     uint32_t pkt, store, stat = LANAI_RSTAT_DONE, isr = LANAI_ISR_RECV;
     uint32_t crc;
 
-    if (!(s->rstat & LANAI_RSTAT_ARMED)) {
+    if (!(s->rstat & LANAI_RSTAT_ARMED) || g_queue_is_empty(&s->rx_queue)) {
+        return;
+    }
+    /* RMP may have moved since RML armed the receive: check it again */
+    if (s->rml <= s->rmp || s->rml > s->sram_size) {
+        lanai_rx_bad_range(s);
         return;
     }
     f = g_queue_pop_head(&s->rx_queue);
-    if (!f) {
-        return;
-    }
     s->rx_queue_bytes -= f->len;
 
     pkt = f->len < FABRIC_MYRI_CRC_LEN ? f->len : f->len - FABRIC_MYRI_CRC_LEN;
@@ -305,10 +316,7 @@ static void lanai_rx_deliver(LanaiState *s)
 void lanai_rx_arm(LanaiState *s)
 {
     if (s->rml <= s->rmp || s->rml > s->sram_size) {
-        qemu_log_mask(LOG_GUEST_ERROR, "lanai: receive buffer [0x%x, 0x%x) "
-                      "is not in SRAM\n", s->rmp, s->rml);
-        s->rstat = LANAI_RSTAT_BAD_RANGE;
-        lanai_raise(s, LANAI_ISR_MEM);
+        lanai_rx_bad_range(s);
         return;
     }
     s->rstat = LANAI_RSTAT_ARMED;

@@ -990,6 +990,40 @@ static void test_net_receive(void)
     card_down(c);
 }
 
+/*
+ * RMP moved after RML armed the receive: the frame that lands is checked
+ * against [RMP, RML) again and refused, never copied past SRAM.
+ */
+static void test_receive_rmp_moved(void)
+{
+    static const uint32_t bad_rmp[] = { 0x9000, 0xfffffff0, 0x80000000 };
+    Card *c = card_up();
+    uint32_t len;
+    g_autofree uint8_t *w = wire_packet(test_packet, sizeof(test_packet),
+                                        &len);
+
+    run_sleeper(c);
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad_rmp); i++) {
+        arm_receive(c, 0x8000, 0x9000);
+        g_assert_cmphex(rd(c, REG(LANAI_REG_RSTAT)), ==, LANAI_RSTAT_ARMED);
+        wr(c, REG(LANAI_REG_RMP), bad_rmp[i]);
+        deliver(c, w, len);
+        g_assert_true(qt_wait_reg(c->qt, REG(LANAI_REG_RSTAT), ~0u,
+                                  LANAI_RSTAT_BAD_RANGE));
+        g_assert_cmphex(rd(c, REG(LANAI_REG_ISR)) & LANAI_ISR_MEM, ==,
+                        LANAI_ISR_MEM);
+        wr(c, REG(LANAI_REG_ISR), LANAI_ISR_MEM);
+        /* the frame waits for a good buffer, and gets it */
+        arm_receive(c, 0x8000, 0x9000);
+        g_assert_cmphex(rd(c, REG(LANAI_REG_RSTAT)), ==, LANAI_RSTAT_DONE);
+        g_assert_cmphex(rd(c, SRAM(0x8004)), ==, 0x6c6c6568);
+        wr(c, SRAM(0x8004), 0);
+    }
+    g_assert_cmpuint(rd(c, CFG(LANAI_CNT_RX_PACKETS)), ==,
+                     G_N_ELEMENTS(bad_rmp));
+    card_down(c);
+}
+
 /* The firmware arms a receive and sleeps until RECV. */
 static void test_firmware_receive(void)
 {
@@ -1364,6 +1398,7 @@ int main(int argc, char **argv)
     g_test_add_func("/lanai/net-receive-errors", test_net_receive_errors);
     g_test_add_func("/lanai/receive-back-pressure",
                     test_receive_back_pressure);
+    g_test_add_func("/lanai/receive-rmp-moved", test_receive_rmp_moved);
     g_test_add_func("/lanai/watchdog", test_watchdog);
     g_test_add_func("/lanai/halts", test_halts);
     g_test_add_func("/lanai/fabric-reject-and-loss",
