@@ -29,6 +29,11 @@
 /* Destination meaning "every node" (barrier release, broadcast). */
 #define FABRIC_NODE_ALL         0xfffeu
 #define FABRIC_MAX_NODES        1024
+/*
+ * The most a device queues for fabricd (bytes) while fabricd does not read
+ * its socket; frames beyond are dropped and counted (qemu-hw/fabric-link.h).
+ */
+#define FABRIC_LINK_TXQ_MAX     (4u << 20)
 
 enum fabric_kind {
     FABRIC_KIND_ETH = 1,        /* Ethernet between virtio-net NICs */

@@ -213,23 +213,38 @@ void fabric_link_set_tx_drained(FabricLink *l, FabricLinkTxDrainedFn *fn)
     l->tx_drained = fn;
 }
 
-bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
-                          const void *a, uint32_t alen,
-                          const void *b, uint32_t blen)
+/*
+ * Every send: the frame goes to the socket as far as it takes it, the rest
+ * waits in the output queue.  Nothing here blocks, so a stalled fabricd
+ * cannot stop a vCPU that holds the big lock; the queue's bound keeps such
+ * a fabricd from growing QEMU's memory instead.
+ */
+static bool fabric_link_queue(FabricLink *l, uint8_t type, uint8_t flags,
+                              uint16_t dst, const void *a, uint32_t alen,
+                              const void *b, uint32_t blen)
 {
     FabricHdr h = {
         .kind = l->kind,
         .type = type,
+        .flags = flags,
         .src = l->node,
         .dst = dst,
         .len = alen + blen,
         .send_time_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
     };
+    uint32_t frame_len = FABRIC_HDR_LEN + alen + blen;
     uint8_t hdr[FABRIC_HDR_LEN];
     GByteArray *f;
     int n = 0;
 
     if (!l->connected) {
+        return false;
+    }
+    if (fabric_link_tx_queued(l) + frame_len > FABRIC_LINK_TXQ_MAX) {
+        l->tx_dropped++;
+        warn_report_once("fabric link: fabricd takes no more output; frames "
+                         "beyond %u queued bytes are dropped",
+                         FABRIC_LINK_TXQ_MAX);
         return false;
     }
     if (!l->txq) {
@@ -239,9 +254,15 @@ bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
     fabric_hdr_encode(&h, hdr);
     /* Behind queued output the frame must wait its turn. */
     f = fabric_link_tx_queued(l) ? l->txq : l->tx_scratch;
+    if (f == l->txq && l->txq_head > l->txq->len / 2) {
+        g_byte_array_remove_range(l->txq, 0, l->txq_head);
+        l->txq_head = 0;
+    }
     g_byte_array_append(f, hdr, FABRIC_HDR_LEN);
     g_byte_array_append(f, a, alen);
-    g_byte_array_append(f, b, blen);
+    if (blen) {
+        g_byte_array_append(f, b, blen);
+    }
     if (f == l->txq) {
         return true;
     }
@@ -259,6 +280,13 @@ bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
     return true;
 }
 
+bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
+                          const void *a, uint32_t alen,
+                          const void *b, uint32_t blen)
+{
+    return fabric_link_queue(l, type, 0, dst, a, alen, b, blen);
+}
+
 void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx)
 {
     l->can_rx = can_rx;
@@ -270,40 +298,14 @@ void fabric_link_rx_resume(FabricLink *l)
     qemu_chr_fe_accept_input(l->chr);
 }
 
-void fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
+bool fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
                       const void *payload, uint32_t len)
 {
-    fabric_link_send_flags(l, type, 0, dst, payload, len);
+    return fabric_link_queue(l, type, 0, dst, payload, len, NULL, 0);
 }
 
-void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
+bool fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
                             uint16_t dst, const void *payload, uint32_t len)
 {
-    FabricHdr h = {
-        .kind = l->kind,
-        .type = type,
-        .flags = flags,
-        .src = l->node,
-        .dst = dst,
-        .len = len,
-        .send_time_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
-    };
-    g_autofree uint8_t *buf = g_malloc(FABRIC_HDR_LEN + len);
-
-    if (!l->connected) {
-        return;
-    }
-    /* Output queued by fabric_link_try_send() leaves first. */
-    if (fabric_link_tx_queued(l)) {
-        if (qemu_chr_fe_write_all(l->chr, l->txq->data + l->txq_head,
-                                  fabric_link_tx_queued(l)) < 0) {
-            warn_report_once("fabric link: write to fabricd failed");
-        }
-        fabric_link_tx_clear(l);
-    }
-    fabric_hdr_encode(&h, buf);
-    memcpy(buf + FABRIC_HDR_LEN, payload, len);
-    if (qemu_chr_fe_write_all(l->chr, buf, FABRIC_HDR_LEN + len) < 0) {
-        warn_report_once("fabric link: write to fabricd failed");
-    }
+    return fabric_link_queue(l, type, flags, dst, payload, len, NULL, 0);
 }

@@ -17,7 +17,7 @@ typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,
 typedef void FabricLinkEventFn(void *opaque, bool up);
 /* May the device take more frames now?  False stops reading the socket. */
 typedef bool FabricLinkCanRxFn(void *opaque);
-/* Called when queued output went out (fabric_link_try_send). */
+/* Called when queued output went out. */
 typedef void FabricLinkTxDrainedFn(void *opaque);
 
 typedef struct FabricLink {
@@ -36,9 +36,10 @@ typedef struct FabricLink {
     bool in_payload;
     uint8_t *payload;
     uint64_t malformed;
-    /* Output that the socket did not take yet (fabric_link_try_send). */
+    /* Output that the socket did not take yet. */
     GByteArray *txq;
     uint32_t txq_head;          /* bytes of txq already written */
+    uint64_t tx_dropped;        /* frames beyond FABRIC_LINK_TXQ_MAX */
     guint tx_watch;
     FabricLinkTxDrainedFn *tx_drained;
     GByteArray *tx_scratch;     /* one frame, reused */
@@ -58,20 +59,24 @@ void fabric_link_cleanup(FabricLink *l);
 #define FABRIC_LINK_READ_MAX    4096
 void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx);
 void fabric_link_rx_resume(FabricLink *l);
+/*
+ * Sending never blocks: a frame goes to the socket as far as it takes it
+ * and the rest waits, in order, in the link's output queue, which leaves
+ * when the socket has room.  The queue holds at most FABRIC_LINK_TXQ_MAX
+ * bytes (proto/base.h; its buffer at most twice that): a frame that would
+ * go beyond is dropped and counted in tx_dropped, so a fabricd that stops
+ * reading can neither stall a vCPU nor grow QEMU.  A device that must not
+ * lose frames keeps its own output below that, with
+ * fabric_link_tx_queued() and the tx_drained callback.  Every send
+ * returns false when the frame was not sent (not connected, or dropped).
+ */
 /* Send one frame stamped with the current virtual time. */
-void fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
+bool fabric_link_send(FabricLink *l, uint8_t type, uint16_t dst,
                       const void *payload, uint32_t len);
 /* The same with header flags (FABRIC_F_*). */
-void fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
+bool fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
                             uint16_t dst, const void *payload, uint32_t len);
-
-/*
- * Non-blocking send: the frame (payload a, then payload b) goes to the
- * socket as far as it takes it; the rest waits in the link's output queue
- * and leaves, in order, when the socket has room.  Nothing is dropped while
- * connected, so the caller bounds the queue with fabric_link_tx_queued().
- * False when the link is not connected (nothing sent).
- */
+/* The same with the payload in two parts (payload a, then payload b). */
 bool fabric_link_try_send(FabricLink *l, uint8_t type, uint16_t dst,
                           const void *a, uint32_t alen,
                           const void *b, uint32_t blen);

@@ -523,6 +523,64 @@ static void test_hello_ack_bounds(void)
     board_down(b);
 }
 
+/* QEMU's resident memory in KiB. */
+static unsigned long qemu_rss_kb(QTest *qt)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qt->pid);
+    g_autofree char *text = NULL;
+    const char *line;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    line = strstr(text, "VmRSS:");
+    g_assert_nonnull(line);
+    return strtoul(line + 6, NULL, 10);
+}
+
+/*
+ * A fabricd that stops reading stalls nothing: route commits (about 1 KiB
+ * each for 1024 nodes) keep being taken, the vCPU side keeps answering,
+ * QEMU's memory stays within the link's bound, and what was queued leaves
+ * in order once fabricd reads again.
+ */
+static void test_fabric_stalled(void)
+{
+    enum { COMMITS = 12000 };
+    Board *b = board_up(0, FABRIC_MAX_NODES);
+    QTest *qt = b->qt;
+    unsigned long before = qemu_rss_kb(qt), after;
+    unsigned frames = 0;
+    FabricHdr h;
+    uint8_t *p;
+    uint32_t w[1] = { 7 };
+
+    for (unsigned i = 0; i < COMMITS; i++) {
+        qt_writel(qt, R(RT_COMMIT), 1);
+    }
+    g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530002);
+    after = qemu_rss_kb(qt);
+    g_test_message("QEMU RSS %lu KiB before, %lu KiB after %u commits",
+                   before, after, COMMITS);
+    g_assert_cmpuint(after, <, before + 3 * FABRIC_LINK_TXQ_MAX / 1024);
+    /* fabricd reads again: whole ROUTES frames, then the link works */
+    while (ff_recv(b->ff, &h, &p)) {
+        g_assert_cmpuint(h.type, ==, FABRIC_TYPE_CONTROL);
+        g_assert_cmpuint(p[0], ==, FABRIC_CTL_ROUTES);
+        g_assert_cmpuint(h.len, ==, FABRIC_PS1_ROUTES_HDR_LEN +
+                         FABRIC_MAX_NODES);
+        g_free(p);
+        if (++frames == COMMITS) {
+            break;
+        }
+    }
+    g_assert_cmpuint(frames, <, COMMITS);
+    g_assert_cmpuint(frames, >=, FABRIC_LINK_TXQ_MAX /
+                     (FABRIC_HDR_LEN + FABRIC_PS1_ROUTES_HDR_LEN +
+                      FABRIC_MAX_NODES));
+    send_packet(b, 1, w, 1);
+    g_assert_true(qt_wait_reg(qt, R(SREG), PKT_READY, PKT_READY));
+    board_down(b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -545,6 +603,7 @@ int main(int argc, char **argv)
                     test_fabric_garbage_and_loss);
     g_test_add_func("/parastation/fabric-reject", test_fabric_reject);
     g_test_add_func("/parastation/hello-ack-bounds", test_hello_ack_bounds);
+    g_test_add_func("/parastation/fabric-stalled", test_fabric_stalled);
     g_test_add_func("/parastation/wait-window-without-vcpu",
                     test_wait_window_without_vcpu);
     return g_test_run();
