@@ -53,7 +53,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
+.PHONY: all deps qemu qemu-asan fuzz tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
 
 all: qemu tools image
 
@@ -63,6 +63,11 @@ deps:
 # --- QEMU: Debian's 7.2 source with qemu-hw/ linked in as hw/vcluster ---
 qemu:
 	@V=$(V) ./scripts/build-qemu.sh
+
+# The same QEMU with AddressSanitizer and UndefinedBehaviorSanitizer
+# (build/qemu-asan), which the device fuzzers run.
+qemu-asan:
+	@V=$(V) ./scripts/build-qemu.sh --sanitize
 
 # --- host tools (C + glib) ---
 FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard daemon/fabricd/*.c))
@@ -191,15 +196,22 @@ $(B)/tests/qtest/%: tests/qtest/%.c tests/qtest/qtest-client.c $(wildcard tests/
 check-unit: $(UNIT_BINS)
 	@./tests/run.sh unit
 
-check-qtest: qemu $(QTEST_BINS)
+check-qtest: qemu qemu-asan $(QTEST_BINS)
 	@./tests/run.sh qtest
 
 check-host:
 	@./tests/run.sh host
 
 # make check: every case must run (--strict: a skip is a failure here).
-check: all $(UNIT_BINS) $(QTEST_BINS)
+# The device fuzzers (tests/qtest/test-fuzz.c) run 10^5 operations per
+# device there on build/qemu-asan; `make fuzz` runs FUZZ_OPS (default 10^6)
+# of them, with FUZZ_SEED to replay a run.
+check: all qemu-asan $(UNIT_BINS) $(QTEST_BINS)
 	@./tests/run.sh --strict all
+
+FUZZ_OPS ?= 1000000
+fuzz: qemu-asan $(B)/tests/qtest/test-fuzz
+	@FUZZ_OPS=$(FUZZ_OPS) $(B)/tests/qtest/test-fuzz
 
 # The README's two commands in a clone of HEAD with every cache empty
 # (source cache, ccache, build/, run directory): see docs/build.md.

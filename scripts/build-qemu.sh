@@ -2,12 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Build our QEMU: Debian's qemu 7.2 source (cached outside the tree) plus qemu-hw/.
 # Incremental: the source is unpacked and configured once; ninja rebuilds what changed.
+# --sanitize: the same source in build/qemu-asan with AddressSanitizer and
+# UndefinedBehaviorSanitizer, for the device fuzzers.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VCLUSTER_CACHE:-/var/cache/vcluster}/qemu-src
 src=$top/build/qemu-src
 bld=$top/build/qemu
+variant=
+case ${1:-} in
+"") ;;
+--sanitize) bld=$top/build/qemu-asan; variant=--enable-sanitizers ;;
+*) echo "usage: build-qemu.sh [--sanitize]" >&2; exit 2 ;;
+esac
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
 
@@ -28,7 +36,7 @@ fi
 # hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly;
 # include/vcluster at its include/vcluster/ and include/proto at its proto/, so
 # the devices include the shared register headers as "vcluster/hw/..." and the
-# wire protocol as "proto/fabric-proto.h" like everyone else, and ninja's
+# wire protocol as "proto/<kind>.h" like everyone else, and ninja's
 # dependencies on them name paths that exist (a "../" through the hw/vcluster
 # link would not: ninja shortens it by text, and rebuilds on every run).
 ln -sfn "$top/qemu-hw" "$src/hw/vcluster"
@@ -40,7 +48,7 @@ export CCACHE_BASEDIR="$top" CCACHE_NOHASHDIR=1
 
 if [ ! -f "$bld/build.ninja" ]; then
 	mkdir -p "$bld"
-	echo "build-qemu: configuring (x86_64-softmmu, TCG and KVM)"
+	echo "build-qemu: configuring $bld (x86_64-softmmu, TCG and KVM${variant:+, sanitizers})"
 	# Debian's python3 and meson, whatever python an environment puts first in PATH.
 	(cd "$bld" && PATH=/usr/bin:/bin:$PATH "$src/configure" \
 		--target-list=x86_64-softmmu \
@@ -48,7 +56,7 @@ if [ ! -f "$bld/build.ninja" ]; then
 		--enable-tcg --enable-kvm --enable-fdt=system \
 		--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++ --objcc=/usr/lib/ccache/gcc \
 		--disable-docs --disable-install-blobs --disable-werror \
-		--with-git-submodules=ignore \
+		--with-git-submodules=ignore $variant \
 		--prefix=/usr \
 		--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
 		> "$bld/configure.log" 2>&1) || {

@@ -895,6 +895,56 @@ static void send_range(Card *c, uint32_t from, uint32_t to)
     wr(c, REG(LANAI_REG_SMLT), to);
 }
 
+/* QEMU's resident memory in KiB. */
+static unsigned long qemu_rss_kb(QTest *qt)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qt->pid);
+    g_autofree char *text = NULL;
+    const char *line;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    line = strstr(text, "VmRSS:");
+    g_assert_nonnull(line);
+    return strtoul(line + 6, NULL, 10);
+}
+
+/*
+ * A fabricd that stops reading neither stalls the card nor grows QEMU:
+ * 2000 sends of 16 KiB (32 MiB) all complete, memory stays within the
+ * link's bound, and once fabricd reads again it gets whole frames.
+ */
+static void test_net_send_fabric_stalled(void)
+{
+    enum { SENDS = 2000 };
+    Card *c = card_up();
+    const uint32_t at = 0x10000;
+    unsigned long before = qemu_rss_kb(c->qt), after;
+    unsigned frames = 0;
+    FabricHdr h;
+    uint8_t *p;
+
+    wr(c, SRAM(at), 0x80);                          /* route: loop back */
+    for (unsigned i = 0; i < SENDS; i++) {
+        send_range(c, at, at + 1 + LANAI_MAX_PACKET);
+        g_assert_cmphex(rd(c, REG(LANAI_REG_SSTAT)), ==, LANAI_SSTAT_SENT);
+    }
+    after = qemu_rss_kb(c->qt);
+    g_test_message("QEMU RSS %lu KiB before, %lu KiB after %u sends", before,
+                   after, SENDS);
+    g_assert_cmpuint(after, <, before + 3 * FABRIC_LINK_TXQ_MAX / 1024);
+    g_assert_cmpuint(rd(c, CFG(LANAI_CNT_TX_PACKETS)), ==, SENDS);
+    while (frames < SENDS && ff_recv(c->ff, &h, &p)) {
+        g_assert_cmpuint(h.type, ==, FABRIC_TYPE_DATA);
+        g_assert_cmpuint(h.len, ==, 1 + LANAI_MAX_PACKET + 4);
+        g_free(p);
+        frames++;
+    }
+    g_assert_cmpuint(frames, <, SENDS);
+    g_assert_cmpuint(frames, >=, FABRIC_LINK_TXQ_MAX /
+                     (FABRIC_HDR_LEN + 1 + LANAI_MAX_PACKET + 4));
+    card_down(c);
+}
+
 /* Oversized packets, bad routes and bad ranges are discarded. */
 static void test_net_send_errors(void)
 {
@@ -1399,6 +1449,8 @@ int main(int argc, char **argv)
     g_test_add_func("/lanai/receive-back-pressure",
                     test_receive_back_pressure);
     g_test_add_func("/lanai/receive-rmp-moved", test_receive_rmp_moved);
+    g_test_add_func("/lanai/net-send-fabric-stalled",
+                    test_net_send_fabric_stalled);
     g_test_add_func("/lanai/watchdog", test_watchdog);
     g_test_add_func("/lanai/halts", test_halts);
     g_test_add_func("/lanai/fabric-reject-and-loss",
