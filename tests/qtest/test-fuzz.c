@@ -55,6 +55,10 @@ typedef struct Device {
     void (*map)(Fuzz *fz);      /* extra BARs, after BAR0 */
     void (*frame)(Fuzz *fz, uint8_t *pl, uint32_t *len);   /* a DATA */
     void (*special)(Fuzz *fz);  /* a device's own operation */
+    void (*start)(Fuzz *fz);    /* after the link is up */
+    const uint64_t *regs;       /* known registers: a write hits one */
+    unsigned nregs;             /* of them half of the time */
+    uint32_t ptr_lo, ptr_hi;    /* device-side addresses (LANai SRAM) */
 } Device;
 
 struct Fuzz {
@@ -98,6 +102,24 @@ static void trace(Fuzz *fz, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The sanitizer's report (or whatever QEMU said last), 30 lines of it. */
+static void print_qemu_error(const char *log)
+{
+    g_autofree char *text = NULL;
+    const char *at;
+    unsigned lines = 0;
+
+    if (!g_file_get_contents(log, &text, NULL, NULL)) {
+        return;
+    }
+    at = strstr(text, "ERROR: ");
+    at = at ? at : strstr(text, "runtime error");
+    for (at = at ? at : text; *at && lines < 30; at++) {
+        fputc(*at, stderr);
+        lines += *at == '\n';
+    }
+}
+
 /* On an assertion (QEMU gone, most often): how to replay, what came last. */
 static void dump_trace(int sig)
 {
@@ -112,7 +134,9 @@ static void dump_trace(int sig)
             fprintf(stderr, "  %" PRIu64 ": %s\n", i,
                     fz->trace[i % TRACE_LEN]);
         }
-        fprintf(stderr, "QEMU's stderr: %s\n", fz->log);
+        fprintf(stderr, "QEMU's stderr (%s), from its first error:\n",
+                fz->log);
+        print_qemu_error(fz->log);
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -134,6 +158,12 @@ static uint32_t value(Fuzz *fz)
         return RAM_WINDOW + below(fz, RAM_WINDOW_SIZE);
     case 5:
         return (uint32_t)next(fz) & 0xfffff;
+    case 6:
+        if (fz->dev->ptr_hi) {
+            return fz->dev->ptr_lo + below(fz, fz->dev->ptr_hi -
+                                              fz->dev->ptr_lo) / 4 * 4;
+        }
+        return next(fz);
     default:
         return next(fz);
     }
@@ -142,6 +172,10 @@ static uint32_t value(Fuzz *fz)
 static uint64_t address(Fuzz *fz, unsigned width)
 {
     const Region *r = &fz->dev->region[below(fz, fz->dev->regions)];
+
+    if (width == 4 && fz->dev->nregs && below(fz, 2)) {
+        return fz->dev->regs[below(fz, fz->dev->nregs)];
+    }
     uint64_t span = below(fz, 2) && r->hot ? r->hot : r->size;
 
     return r->base + (below(fz, span) & ~(uint64_t)(width - 1));
@@ -283,6 +317,53 @@ static void lanai_firmware(Fuzz *fz)
                   LANAI_CTRL_RESET_OFF));
 }
 
+/* A core that sleeps: frames are then received, not absorbed in reset. */
+static void lanai_start(Fuzz *fz)
+{
+    uint64_t control = BAR0 + LANAI_CONFIG_OFFSET + LANAI_CFG_CONTROL;
+
+    g_free(qt_cmd(fz->qt, "writel 0x%" PRIx64 " 0x%x", BAR0, 0x10500073));
+    g_free(qt_cmd(fz->qt, "writel 0x%" PRIx64 " 0x%x", BAR0 + 4,
+                  0xffdff06f));                 /* wfi; j .-4 */
+    g_free(qt_cmd(fz->qt, "writel 0x%" PRIx64 " 0x%x", control,
+                  LANAI_CTRL_RESET_OFF));
+}
+
+#define LREG(r) (BAR0 + LANAI_HOST_REG(r))
+#define LCFG(r) (BAR0 + LANAI_CONFIG_OFFSET + (r))
+static const uint64_t lanai_regs[] = {
+    LREG(LANAI_REG_ISR), LREG(LANAI_REG_EIMR), LREG(LANAI_REG_IMR),
+    LREG(LANAI_REG_IT0), LREG(LANAI_REG_IT1), LREG(LANAI_REG_IT2),
+    LREG(LANAI_REG_RTC), LREG(LANAI_REG_PULSE), LREG(LANAI_REG_RMP),
+    LREG(LANAI_REG_RML), LREG(LANAI_REG_RMP), LREG(LANAI_REG_RML),
+    LREG(LANAI_REG_SMP), LREG(LANAI_REG_SML), LREG(LANAI_REG_SMLT),
+    LREG(LANAI_REG_SMP), LREG(LANAI_REG_SMLT), LREG(LANAI_REG_DMA_HEAD),
+    LREG(LANAI_REG_DB_BASE), LREG(LANAI_REG_DB_SIZE),
+    LREG(LANAI_REG_DB_CONS), LREG(LANAI_REG_HOST_NOTIFY),
+    LREG(LANAI_REG_WDOG_KICK), LCFG(LANAI_CFG_CONTROL),
+    BAR0 + LANAI_DOORBELL_OFFSET, BAR0 + LANAI_DOORBELL_OFFSET + 0x1004,
+};
+
+static const uint64_t ps1_regs[] = {
+    BAR0 + PS1_REG_CREG, BAR0 + PS1_REG_ISR, BAR0 + PS1_REG_NODE,
+    BAR0 + PS1_REG_RT_INDEX, BAR0 + PS1_REG_RT_ENTRY, BAR0 + PS1_REG_NREG,
+    BAR0 + PS1_REG_NREG, BAR0 + PS1_REG_NREG, BAR0 + PS1_REG_BARRIER,
+    BAR0 + PS1_REG_BARRIER_MASK, BAR0 + PS1_REG_RT_COMMIT,
+};
+
+static const uint64_t tgr_regs[] = {
+    BAR0 + TGR_REG_CTRL, BAR0 + TGR_REG_ISR, BAR0 + TGR_REG_IMR,
+    BAR0 + TGR_REG_EXP_BASE_LO, BAR0 + TGR_REG_EXP_BASE_HI,
+    BAR0 + TGR_REG_EXP_COUNT, BAR0 + TGR_REG_EVQ_BASE_LO,
+    BAR0 + TGR_REG_EVQ_BASE_HI, BAR0 + TGR_REG_EVQ_ENTRIES,
+    BAR0 + TGR_REG_EVQ_CONS, BAR0 + TGR_REG_CUR_CTX, BAR0 + TGR_REG_RD_ACK,
+    BAR0 + TGR_REG_RREAD_TIMEOUT_US, BAR0 + TGR_REG_GROUP_EIDX,
+    BAR0 + TGR_REG_GROUP_EIDX + 4, BAR0 + TGR_CTX_TABLE,
+    BAR0 + TGR_CTX_TABLE + 4, BAR0 + TGR_CTX_TABLE + 16 + 8,
+    BAR0 + TGR_PTE_TABLE, BAR0 + TGR_PTE_TABLE + 4, BAR0 + TGR_PTE_TABLE + 8,
+    BAR0 + TGR_PTE_TABLE + 12, BAR0 + TGR_PTE_TABLE + TGR_PTE_SIZE,
+};
+
 static void tgr_frame(Fuzz *fz, uint8_t *pl, uint32_t *len)
 {
     FabricTgrHdr t = {
@@ -339,6 +420,7 @@ static const Device devices[] = {
         .kind = FABRIC_KIND_PS1, .ack_extra = FABRIC_PS1_HELLO_ACK_EXTRA,
         .region = { { BAR0, PS1_REGS_SIZE, 0x60 } }, .regions = 1,
         .frame = ps1_frame,
+        .regs = ps1_regs, .nregs = G_N_ELEMENTS(ps1_regs),
     },
     {
         .name = "lanai", .qdev = "lanai,sram-size=262144",
@@ -354,6 +436,9 @@ static const Device devices[] = {
         },
         .regions = 4,
         .frame = lanai_frame, .special = lanai_firmware,
+        .start = lanai_start,
+        .regs = lanai_regs, .nregs = G_N_ELEMENTS(lanai_regs),
+        .ptr_lo = 0, .ptr_hi = 262144 + 64,
     },
     {
         .name = "telegraphos", .qdev = "telegraphos,window-pages=16",
@@ -366,6 +451,7 @@ static const Device devices[] = {
         },
         .regions = 3,
         .map = tgr_map, .frame = tgr_frame, .special = tgr_shadow,
+        .regs = tgr_regs, .nregs = G_N_ELEMENTS(tgr_regs),
     },
 };
 
@@ -407,6 +493,9 @@ static Fuzz *fuzz_start(const Device *dev, uint64_t seed)
     g_assert_true(ff_recv(fz->ff, &h, &p));
     g_assert_cmpuint(p[0], ==, FABRIC_CTL_HELLO);
     hello_ack(fz, NODES);
+    if (dev->start) {
+        dev->start(fz);
+    }
     fcntl(fz->ff->fd, F_SETFL, fcntl(fz->ff->fd, F_GETFL) | O_NONBLOCK);
     return fz;
 }
