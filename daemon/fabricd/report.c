@@ -12,10 +12,10 @@ static void append_port_counters(const PortCounters *c, GString *out)
     g_string_append_printf(out, "rx_frames=" U64 " rx_bytes=" U64
                            " tx_frames=" U64 " tx_bytes=" U64
                            " malformed=" U64 " rejected=" U64
-                           " connects=" U64,
+                           " connects=" U64 " overflows=" U64,
                            c->rx_frames, c->rx_bytes, c->tx_frames,
                            c->tx_bytes, c->malformed, c->rejected,
-                           c->connects);
+                           c->connects, c->overflows);
 }
 
 static void append_link_counters(const LinkCounters *c, GString *out)
