@@ -85,6 +85,16 @@ typedef struct Link {
     uint64_t hold_until_ns;  /* due time of the newest held copy */
 } Link;
 
+/* The control socket's clients, for `counters` (control.c fills it). */
+typedef struct ControlStats {
+    unsigned clients;       /* connected now */
+    unsigned idle_ms;       /* the idle timeout */
+    uint64_t accepted;      /* connections taken */
+    uint64_t refused;       /* refused: every slot busy and recently used */
+    uint64_t idle_closed;   /* closed after idle_ms without traffic */
+    uint64_t evicted;       /* closed, idle, to make room for a new client */
+} ControlStats;
+
 struct Fabric {
     const FabricKind *kind;
     void *kind_state;
@@ -104,6 +114,7 @@ struct Fabric {
     bool no_drop;            /* copies over out_limit cut the peer off
                                 instead of being dropped (telegraphos) */
     bool shutting_down;      /* in fabric_free(): send nothing more */
+    ControlStats ctl;
 };
 
 /* NULL (with err) if the kind refuses `opts`. */
