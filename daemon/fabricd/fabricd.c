@@ -245,13 +245,13 @@ int main(int argc, char **argv)
         fabric_free(f);
         return EXIT_USAGE;
     }
-    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
-           o.nodes, (unsigned long long)seed, o.dir);
-    fflush(stdout);
-
+    /* before the banner: whoever saw it may stop fabricd at once */
     loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGTERM, on_signal, loop);
     g_unix_signal_add(SIGINT, on_signal, loop);
+    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
+           o.nodes, (unsigned long long)seed, o.dir);
+    fflush(stdout);
     g_main_loop_run(loop);
 
     control_free(ctl);

@@ -31,8 +31,8 @@
 #define TGR_LOG_LIMIT           5
 /* The largest frame a device sends that fabricd takes: a READ_REP. */
 #define TGR_FRAME_MAX   (FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + TGR_MAX_BODY)
-/* The smallest a copy can be: a header and a TGR header, nothing else. */
-#define TGR_FRAME_MIN   (FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN)
+/* The smallest frame fabricd queues: a PEER_RESET. */
+#define TGR_FRAME_MIN   (FABRIC_HDR_LEN + FABRIC_TGR_GROUP_LEN)
 
 /*
  * A port's hard bound, in cost: the pause mark, then one frame from each
