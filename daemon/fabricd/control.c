@@ -97,7 +97,9 @@ static void run_line(CtlClient *c, char *line, size_t len)
 static void run_buffered_lines(CtlClient *c)
 {
     while (pending_output(c) < CONTROL_OUT_HIGH) {
-        uint8_t *nl = memchr(c->in->data, '\n', c->in->len);
+        /* an empty GByteArray has no data at all: memchr(NULL) is UB */
+        uint8_t *nl = c->in->len ? memchr(c->in->data, '\n', c->in->len)
+                                 : NULL;
         size_t len;
 
         if (!nl) {

@@ -93,6 +93,17 @@ static size_t drain_now(int fd)
     return total;
 }
 
+/* A new control connection for the fixture (the old one may be closed). */
+static void ctl_reconnect(Fixture *fx)
+{
+    g_autofree char *path = path_in(fx, "ctl.sock");
+
+    close(fx->ctl);
+    g_string_truncate(fx->ctl_buf, 0);
+    fx->ctl = connect_unix(path);
+    g_assert_cmpint(fx->ctl, >=, 0);
+}
+
 /* fabricd's resident memory, from /proc/PID/status. */
 static uint64_t fabricd_rss(Fixture *fx)
 {

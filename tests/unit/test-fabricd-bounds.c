@@ -323,17 +323,6 @@ static void test_tgr_request_flood(Fixture *fx, gconstpointer unused)
 
 /* ---- the control socket ---- */
 
-/* A new control connection for the fixture (the old one may be closed). */
-static void ctl_reconnect(Fixture *fx)
-{
-    g_autofree char *path = path_in(fx, "ctl.sock");
-
-    close(fx->ctl);
-    g_string_truncate(fx->ctl_buf, 0);
-    fx->ctl = connect_unix(path);
-    g_assert_cmpint(fx->ctl, >=, 0);
-}
-
 /* A client that says nothing is closed after the idle timeout. */
 static void test_ctl_idle(Fixture *fx, gconstpointer unused)
 {
