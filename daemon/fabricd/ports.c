@@ -360,9 +360,10 @@ static bool port_process_input(Port *p)
 
     /*
      * A paused port stops after the frame that paused it: the rest waits
-     * in `in`, so a sender adds at most one frame past a full queue.
+     * in `in`, so a sender adds at most one frame past a full queue.  A
+     * port being cut off (port_overflow) stops at once.
      */
-    while (pos < p->in->len && !p->input_paused) {
+    while (pos < p->in->len && !p->input_paused && !p->closing) {
         FrameSpan span = { 0 };
         const uint8_t *at = p->in->data + pos;
 

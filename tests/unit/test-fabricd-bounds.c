@@ -17,6 +17,7 @@
 #pragma GCC diagnostic pop
 
 #include "control.h"
+#include "fault.h"
 #include "proto/eth.h"
 #include "proto/ps1.h"
 #include "proto/telegraphos.h"
@@ -404,6 +405,19 @@ static void test_capture_path(Fixture *fx, gconstpointer unused)
     g_unlink(dangling);
 }
 
+/* The number of fault rules is bounded too. */
+static void test_fault_rule_limit(Fixture *fx, gconstpointer unused)
+{
+    for (unsigned i = 0; i < FAULT_MAX_RULES; i++) {
+        ctl_ok(fx, "fault add 0>1 delay ns=1");
+    }
+    ctl_err(fx, "fault add 0>1 delay ns=1", "too many fault rules (limit "
+            "1024)");
+    ctl_ok(fx, "fault del 1");
+    ctl_ok(fx, "fault add 0>1 delay ns=1");
+    fabricctl_answers(fx);
+}
+
 /* Sockets are 0600 even when fabricd starts with umask 0. */
 static void test_socket_mode(void)
 {
@@ -455,6 +469,7 @@ int main(int argc, char **argv)
     ADD("control-idle", idle300, test_ctl_idle);
     ADD("control-lockout", eth3, test_ctl_lockout);
     ADD("capture-path", eth3, test_capture_path);
+    ADD("fault-rule-limit", eth3, test_fault_rule_limit);
     g_test_add_func("/fabricd-bounds/socket-mode", test_socket_mode);
     g_test_add_func("/fabricd-bounds/bad-idle", test_bad_idle);
     return g_test_run();
