@@ -4,8 +4,10 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "proto/base.h"   /* little-endian put helpers */
@@ -125,13 +127,29 @@ static bool write_headers(Capture *c, uint32_t linktype, GError **err)
 Capture *capture_open(const char *path, unsigned nodes, uint32_t linktype,
                       GError **err)
 {
-    FILE *f = fopen(path, "wbe");
+    /*
+     * A new file only: never truncate or follow what is there, so a
+     * control client cannot make fabricd overwrite a file it can write.
+     */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  CAPTURE_MODE);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 
     if (!f) {
         int e = errno;
 
-        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
-                    "cannot create capture %s: %s", path, g_strerror(e));
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (e == EEXIST) {
+            g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                        "cannot create capture %s: it exists, and fabricd "
+                        "never overwrites a file (remove it or choose a new "
+                        "name)", path);
+        } else {
+            g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+                        "cannot create capture %s: %s", path, g_strerror(e));
+        }
         return NULL;
     }
     Capture *c = g_new0(Capture, 1);

@@ -20,7 +20,14 @@
 
 typedef struct Capture Capture;
 
-/* Create `path` and write the section header and one IDB per node. */
+/* A capture file's mode: only fabricd's user reads the traffic. */
+#define CAPTURE_MODE            0600
+
+/*
+ * Create `path` (it must not exist: symlinks and existing files are
+ * refused, never followed or truncated) and write the section header and
+ * one IDB per node.
+ */
 Capture *capture_open(const char *path, unsigned nodes, uint32_t linktype,
                       GError **err);
 

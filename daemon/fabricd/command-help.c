@@ -17,7 +17,7 @@ const char fabric_command_help[] =
     "fault clear                 remove every rule\n"
     "link down LINK              take links down (A>B, A-B, *>B, *)\n"
     "link up LINK                bring links back up\n"
-    "capture start FILE          record delivered frames as pcapng\n"
+    "capture start FILE          record delivered frames as pcapng (a new file)\n"
     "capture stop                finish the capture, prints its frame count\n"
     "capture status              capture state\n"
     "seed                        the seed of every random fault decision\n"

@@ -90,6 +90,13 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
             fault_rule_free(r);
             return false;
         }
+        /* every copy runs every rule: their number is bounded too */
+        if (fault_rules_count(f->rules) >= FAULT_MAX_RULES) {
+            fault_rule_free(r);
+            fail(err, "too many fault rules (limit " G_STRINGIFY(
+                 FAULT_MAX_RULES) "); delete some first");
+            return false;
+        }
         g_string_append_printf(out, "rule %u\n", fault_rules_add(f->rules, r));
         fabric_config_changed(f);
         return true;

@@ -2,6 +2,9 @@
  * Control socket server.  Each client has an input buffer cut into lines
  * and an output buffer; a client that stops reading its answers stops
  * having its commands run, so it cannot make fabricd buffer without bound.
+ * A client that neither sends nor reads for the idle timeout is closed, and
+ * with every slot taken the longest idle one makes room for a newcomer, so
+ * silent connections cannot lock fabricctl out.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -17,9 +20,6 @@
 #include "control.h"
 #include "sock.h"
 
-/* Stop running a client's commands while this much output is unread. */
-#define CONTROL_OUT_HIGH        (1024 * 1024)
-
 typedef struct CtlClient {
     Control *ctl;
     int fd;
@@ -30,6 +30,7 @@ typedef struct CtlClient {
     size_t out_sent;
     bool discarding;        /* inside an overlong line: skip to newline */
     bool eof;               /* peer sent everything: close once answered */
+    gint64 active_us;       /* monotonic time of the last byte either way */
 } CtlClient;
 
 struct Control {
@@ -38,6 +39,8 @@ struct Control {
     int listen_fd;
     guint listen_watch;
     GList *clients;
+    unsigned idle_ms;
+    guint sweep;            /* closes idle clients */
 };
 
 static gboolean client_readable(int fd, GIOCondition cond, gpointer opaque);
@@ -53,6 +56,7 @@ static void client_close(CtlClient *c)
     }
     close(c->fd);
     c->ctl->clients = g_list_remove(c->ctl->clients, c);
+    c->ctl->fabric->ctl.clients--;
     g_byte_array_unref(c->in);
     g_string_free(c->out, TRUE);
     g_free(c);
@@ -93,7 +97,9 @@ static void run_line(CtlClient *c, char *line, size_t len)
 static void run_buffered_lines(CtlClient *c)
 {
     while (pending_output(c) < CONTROL_OUT_HIGH) {
-        uint8_t *nl = memchr(c->in->data, '\n', c->in->len);
+        /* an empty GByteArray has no data at all: memchr(NULL) is UB */
+        uint8_t *nl = c->in->len ? memchr(c->in->data, '\n', c->in->len)
+                                 : NULL;
         size_t len;
 
         if (!nl) {
@@ -145,6 +151,7 @@ static bool client_flush(CtlClient *c)
             return false;
         }
         c->out_sent += n;
+        c->active_us = g_get_monotonic_time();
     }
     if (!pending_output(c)) {
         g_string_truncate(c->out, 0);
@@ -196,6 +203,7 @@ static gboolean client_readable(int fd, GIOCondition cond, gpointer opaque)
         client_flush(c);
         return G_SOURCE_REMOVE;
     }
+    c->active_us = g_get_monotonic_time();
     g_byte_array_append(c->in, buf, n);
     run_buffered_lines(c);
     /* client_flush() may close the client or pause this watch. */
@@ -203,6 +211,58 @@ static gboolean client_readable(int fd, GIOCondition cond, gpointer opaque)
         return G_SOURCE_REMOVE;
     }
     return c->in_watch ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/* Close `c` with a last best-effort line saying why. */
+static void client_drop(CtlClient *c, const char *why)
+{
+    g_autofree char *line = g_strdup_printf("ERR %s\n", why);
+
+    /* not in the middle of an answer */
+    if (!pending_output(c)) {
+        (void)send(c->fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    client_close(c);
+}
+
+/* Every slot is taken: close the longest idle client if it is idle enough. */
+static bool evict_idlest(Control *ctl)
+{
+    CtlClient *idlest = NULL;
+
+    for (GList *l = ctl->clients; l; l = l->next) {
+        CtlClient *c = l->data;
+
+        if (!idlest || c->active_us < idlest->active_us) {
+            idlest = c;
+        }
+    }
+    if (!idlest || g_get_monotonic_time() - idlest->active_us <
+                   (gint64)MIN(CONTROL_EVICT_MS, ctl->idle_ms) * 1000) {
+        return false;
+    }
+    ctl->fabric->ctl.evicted++;
+    client_drop(idlest, "closed: idle, and a new control connection needs "
+                        "the slot");
+    return true;
+}
+
+static gboolean sweep_idle(gpointer opaque)
+{
+    Control *ctl = opaque;
+    gint64 oldest = g_get_monotonic_time() - (gint64)ctl->idle_ms * 1000;
+    GList *l = ctl->clients;
+
+    while (l) {
+        CtlClient *c = l->data;
+
+        l = l->next;        /* client_drop() unlinks c */
+        if (c->active_us <= oldest) {
+            ctl->fabric->ctl.idle_closed++;
+            client_drop(c, "closed: idle too long");
+        }
+    }
+    return G_SOURCE_CONTINUE;
 }
 
 static gboolean control_acceptable(int listen_fd, GIOCondition cond,
@@ -214,18 +274,23 @@ static gboolean control_acceptable(int listen_fd, GIOCondition cond,
     if (fd < 0) {
         return G_SOURCE_CONTINUE;
     }
-    if (g_list_length(ctl->clients) >= CONTROL_MAX_CLIENTS) {
+    if (g_list_length(ctl->clients) >= CONTROL_MAX_CLIENTS &&
+        !evict_idlest(ctl)) {
         static const char busy[] = "ERR too many control connections\n";
 
         /* Best effort: the client is refused either way. */
         (void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         close(fd);
+        ctl->fabric->ctl.refused++;
         return G_SOURCE_CONTINUE;
     }
     CtlClient *c = g_new0(CtlClient, 1);
 
+    ctl->fabric->ctl.accepted++;
+    ctl->fabric->ctl.clients++;
     c->ctl = ctl;
     c->fd = fd;
+    c->active_us = g_get_monotonic_time();
     c->in = g_byte_array_new();
     c->out = g_string_new(NULL);
     c->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
@@ -234,7 +299,8 @@ static gboolean control_acceptable(int listen_fd, GIOCondition cond,
     return G_SOURCE_CONTINUE;
 }
 
-Control *control_new(Fabric *f, const char *path, GError **err)
+Control *control_new(Fabric *f, const char *path, unsigned idle_ms,
+                     GError **err)
 {
     int fd = unix_listen(path, err);
 
@@ -247,6 +313,10 @@ Control *control_new(Fabric *f, const char *path, GError **err)
     ctl->path = g_strdup(path);
     ctl->listen_fd = fd;
     ctl->listen_watch = g_unix_fd_add(fd, G_IO_IN, control_acceptable, ctl);
+    ctl->idle_ms = idle_ms;
+    f->ctl.idle_ms = idle_ms;
+    /* a client is closed at most a quarter of the timeout late */
+    ctl->sweep = g_timeout_add(MAX(idle_ms / 4, 25), sweep_idle, ctl);
     return ctl;
 }
 
@@ -258,6 +328,7 @@ void control_free(Control *ctl)
     while (ctl->clients) {
         client_close(ctl->clients->data);
     }
+    g_source_remove(ctl->sweep);
     g_source_remove(ctl->listen_watch);
     close(ctl->listen_fd);
     unlink(ctl->path);

@@ -87,11 +87,15 @@ static void deliver(Fabric *f, unsigned from, unsigned to, GBytes *frame,
     Port *dst = &f->ports[to];
     size_t len = g_bytes_get_size(frame);
 
-    if (dst->fd < 0) {
+    if (dst->fd < 0 || dst->closing) {
         return;     /* the peer left while the copy was on its way */
     }
     if (!port_send(dst, frame)) {
-        link->c.congested++;
+        if (f->no_drop) {
+            port_overflow(dst, "copy not queued");
+        } else {
+            link->c.congested++;
+        }
         return;
     }
     link->c.frames++;
@@ -117,9 +121,15 @@ static void held_copy_fire(gpointer item, gpointer opaque)
     Fabric *f = h->fabric;
     Link *link = fabric_link(f, h->from, h->to);
 
+    Port *dst = &f->ports[h->to];
+
     link->pending--;
-    if (f->ports[h->to].epoch == h->epoch) {
+    dst->held_bytes -= g_bytes_get_size(h->frame);
+    dst->held_frames--;
+    if (dst->epoch == h->epoch) {
         deliver(f, h->from, h->to, h->frame, h->corrupted);
+    } else if (f->kind->output_drained && !f->shutting_down) {
+        f->kind->output_drained(f->kind_state, h->to);
     }
     held_copy_free(h);
 }
@@ -137,6 +147,8 @@ static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
     }
     link->hold_until_ns = due;
     link->pending++;
+    f->ports[to].held_bytes += g_bytes_get_size(frame);
+    f->ports[to].held_frames++;
     h->fabric = f;
     h->from = from;
     h->to = to;
@@ -187,6 +199,17 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
         link->c.delayed++;
     }
     if (v.delay_ns || link->pending) {
+        Port *dst = &f->ports[to];
+
+        /* held copies count towards the port's bound, as queued ones */
+        if (port_out_cost(dst) + len + FABRIC_FRAME_COST > f->out_limit) {
+            if (f->no_drop) {
+                port_overflow(dst, "copy not held");
+            } else {
+                link->c.congested++;
+            }
+            return;
+        }
         hold_copy(f, from, to, copy, v.corrupted != NULL, v.delay_ns);
     } else {
         deliver(f, from, to, copy, v.corrupted != NULL);

@@ -16,8 +16,24 @@
 #include "fault.h"
 #include "kind.h"
 
-/* Per-port output limit: a copy that does not fit is dropped (congestion). */
+/*
+ * Per-port output bound (docs/fabricd.md "Bounds"), in cost: a frame's
+ * bytes plus FABRIC_FRAME_COST for its bookkeeping (queue item, GBytes,
+ * malloc headers), so that many tiny frames cannot hide behind a byte
+ * count.  Copies queued or held in the delay line for a port count
+ * towards it.  A copy that does not fit is dropped (congestion), except
+ * on kinds that must not drop (telegraphos: Fabric.no_drop).
+ */
 #define FABRIC_OUT_LIMIT        (4u * 1024 * 1024)
+#define FABRIC_FRAME_COST       160
+/*
+ * fabricd's own frames (HELLO_ACK, REJECT, NACK, PEER_RESET, ps1 CREDIT...)
+ * may go this far past the limit, so a control answer is never lost to
+ * copies; a peer whose queue is full even then reads nothing: it is cut off.
+ */
+#define FABRIC_OWN_RESERVE      (64u * 1024)
+/* Received bytes kept per port: a read, and a partial frame before it. */
+#define FABRIC_IN_MAX           (256u * 1024)
 
 typedef struct PortCounters {
     uint64_t rx_frames, rx_bytes;
@@ -25,6 +41,7 @@ typedef struct PortCounters {
     uint64_t malformed;     /* frames skipped or streams closed as garbage */
     uint64_t rejected;      /* connections refused: port already in use */
     uint64_t connects;
+    uint64_t overflows;     /* cut off: output over its bound, not read */
 } PortCounters;
 
 typedef struct Port {
@@ -42,6 +59,10 @@ typedef struct Port {
     GByteArray *in;         /* received bytes not yet framed */
     GQueue out;             /* OutItem, oldest first */
     size_t out_bytes;       /* bytes queued in `out`, prefixes included */
+    size_t out_frames;      /* frames queued in `out` */
+    size_t held_bytes;      /* copies for this port in the delay line */
+    size_t held_frames;
+    guint resume_idle;      /* frames read before a pause, run on resume */
     unsigned logged_malformed;
     bool closing;           /* input stopped; close once output is written */
     bool input_paused;      /* port_pause_input(): only hang-ups are watched */
@@ -64,6 +85,16 @@ typedef struct Link {
     uint64_t hold_until_ns;  /* due time of the newest held copy */
 } Link;
 
+/* The control socket's clients, for `counters` (control.c fills it). */
+typedef struct ControlStats {
+    unsigned clients;       /* connected now */
+    unsigned idle_ms;       /* the idle timeout */
+    uint64_t accepted;      /* connections taken */
+    uint64_t refused;       /* refused: every slot busy and recently used */
+    uint64_t idle_closed;   /* closed after idle_ms without traffic */
+    uint64_t evicted;       /* closed, idle, to make room for a new client */
+} ControlStats;
+
 struct Fabric {
     const FabricKind *kind;
     void *kind_state;
@@ -79,8 +110,11 @@ struct Fabric {
     Capture *capture;
     guint capture_flush_timer;
     GArray *dests;           /* scratch for routing */
-    size_t out_limit;
+    size_t out_limit;        /* a port's bound in cost (FABRIC_OUT_LIMIT) */
+    bool no_drop;            /* copies over out_limit cut the peer off
+                                instead of being dropped (telegraphos) */
     bool shutting_down;      /* in fabric_free(): send nothing more */
+    ControlStats ctl;
 };
 
 /* NULL (with err) if the kind refuses `opts`. */
@@ -140,6 +174,16 @@ void port_disconnect(Port *p, const char *why);
 void port_close_after_flush(Port *p, const char *why);
 /* Queue one frame for output; false if it did not fit (congestion). */
 bool port_send(Port *p, GBytes *frame);
+/*
+ * Queue a frame fabricd made itself: it may use FABRIC_OWN_RESERVE past
+ * the limit.  If even that is full, the peer reads nothing: it is counted
+ * as an overflow and closed.  False if the frame was not queued.
+ */
+bool port_send_own(Port *p, GBytes *frame);
+/* The port's output cost: queued and held copies, with their bookkeeping. */
+size_t port_out_cost(const Port *p);
+/* Cut the peer off: counted as an overflow, closed within a second. */
+void port_overflow(Port *p, const char *what);
 /* Drop queued frames not yet partly written; returns how many. */
 unsigned port_drop_queued(Port *p);
 /*

@@ -30,6 +30,7 @@ typedef struct Options {
     char *topology;
     gint64 hop_ns;
     gint64 link_mbps;
+    gint64 ctl_idle_ms;
 } Options;
 
 static void G_GNUC_NORETURN usage_error(const char *fmt, ...)
@@ -114,6 +115,8 @@ static void parse_options(int argc, char **argv, Options *o)
         { "link-mbps", 0, 0, G_OPTION_ARG_INT64, &o->link_mbps,
           "ps1, myrinet, telegraphos: link rate in megabytes per second "
           "(default 20, 250, 100)", "MBPS" },
+        { "ctl-idle-ms", 0, 0, G_OPTION_ARG_INT64, &o->ctl_idle_ms,
+          "Close a control client idle this long (default 30000)", "MS" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -149,6 +152,12 @@ static void parse_options(int argc, char **argv, Options *o)
     if (!o->dir || !*o->dir) {
         usage_error("missing --dir (the directory for the sockets)");
     }
+    if (o->ctl_idle_ms != -1 && (o->ctl_idle_ms < CONTROL_IDLE_MS_MIN ||
+                                 o->ctl_idle_ms > CONTROL_IDLE_MS_MAX)) {
+        usage_error("--ctl-idle-ms %" G_GINT64_FORMAT " is out of range; "
+                    "use %d..%d", o->ctl_idle_ms, CONTROL_IDLE_MS_MIN,
+                    CONTROL_IDLE_MS_MAX);
+    }
 }
 
 /* Refuse to steal the sockets of a fabricd that is still running. */
@@ -182,7 +191,8 @@ static gboolean on_signal(gpointer loop)
 
 int main(int argc, char **argv)
 {
-    Options o = { .nodes = -1, .hop_ns = -1, .link_mbps = -1 };
+    Options o = { .nodes = -1, .hop_ns = -1, .link_mbps = -1,
+                  .ctl_idle_ms = -1 };
     FabricKindOptions kopts;
     g_autoptr(GError) err = NULL;
     const FabricKind *kind;
@@ -228,19 +238,20 @@ int main(int argc, char **argv)
         fabric_free(f);
         return EXIT_USAGE;
     }
-    ctl = control_new(f, f->ctl_path, &err);
+    ctl = control_new(f, f->ctl_path, o.ctl_idle_ms == -1 ? CONTROL_IDLE_MS
+                      : (unsigned)o.ctl_idle_ms, &err);
     if (!ctl) {
         fprintf(stderr, "fabricd: %s\n", err->message);
         fabric_free(f);
         return EXIT_USAGE;
     }
-    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
-           o.nodes, (unsigned long long)seed, o.dir);
-    fflush(stdout);
-
+    /* before the banner: whoever saw it may stop fabricd at once */
     loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGTERM, on_signal, loop);
     g_unix_signal_add(SIGINT, on_signal, loop);
+    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
+           o.nodes, (unsigned long long)seed, o.dir);
+    fflush(stdout);
     g_main_loop_run(loop);
 
     control_free(ctl);

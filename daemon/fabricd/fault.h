@@ -87,6 +87,8 @@ unsigned fault_rules_add(FaultRules *rs, FaultRule *r);
 bool fault_rules_del(FaultRules *rs, unsigned id);
 void fault_rules_clear(FaultRules *rs);
 unsigned fault_rules_count(const FaultRules *rs);
+/* `fault add` refuses more rules than this. */
+#define FAULT_MAX_RULES         1024
 /* Rules in id order; index < fault_rules_count(). */
 const FaultRule *fault_rules_get(const FaultRules *rs, unsigned index);
 

@@ -22,7 +22,6 @@ typedef struct Ps1Kind {
     Ps1Config cfg;
     Ps1Net *net;
     DelayLine *wake;        /* due times of packets on delayed links */
-    unsigned lost_logged;
 } Ps1Kind;
 
 static bool ps1_emit(void *opaque, const Ps1Emit *e)
@@ -36,12 +35,8 @@ static bool ps1_emit(void *opaque, const Ps1Emit *e)
         return false;
     }
     frame = g_bytes_new(e->frame, e->len);
-    if (!port_send(p, frame)) {
-        /* credit bounds DATA far below the queue limit: a stuck peer */
-        if (k->lost_logged++ < 5) {
-            fprintf(stderr, "fabricd: node%u: output queue full; frame of "
-                    "type %u not sent\n", e->node, e->type);
-        }
+    /* credit bounds DATA far below the limit: a full queue is a stuck peer */
+    if (!port_send_own(p, frame)) {
         return false;
     }
     p->c.tx_frames++;

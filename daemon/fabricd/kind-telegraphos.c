@@ -9,10 +9,13 @@
  * and capture.
  *
  * Nothing is dropped for congestion: when more than TGR_PAUSE_ABOVE bytes
- * wait for a node, fabricd stops reading the ports that sent to it, and
- * reads them again once that queue is below TGR_RESUME_BELOW.  The paused
- * devices then fill their own transmit queues and stall their vCPUs, like
- * a stalled bus write on the real board.
+ * wait for a node, fabricd stops reading the ports that sent to it, and the
+ * node itself (whatever it sends makes replies to it), and reads them again
+ * once that queue is below TGR_RESUME_BELOW.  A port stops after the frame
+ * that paused it, so each sender adds at most one frame past the mark: the
+ * queue stays below tgr_out_limit(), and a peer past even that is cut off.
+ * The paused devices then fill their own transmit queues and stall their
+ * vCPUs, like a stalled bus write on the real board.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,6 +29,24 @@
 
 /* Refused frames logged per connection before the log goes quiet. */
 #define TGR_LOG_LIMIT           5
+/* The largest frame a device sends that fabricd takes: a READ_REP. */
+#define TGR_FRAME_MAX   (FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + TGR_MAX_BODY)
+/* The smallest frame fabricd queues: a PEER_RESET. */
+#define TGR_FRAME_MIN   (FABRIC_HDR_LEN + FABRIC_TGR_GROUP_LEN)
+
+/*
+ * A port's hard bound, in cost: the pause mark, then one frame from each
+ * node (a port stops after the frame that paused it), each frame charged
+ * its bookkeeping.  Back-pressure keeps every port below it; a port that
+ * still reaches it is cut off (counted as an overflow), never dropped from.
+ */
+static size_t tgr_out_limit(unsigned nodes)
+{
+    size_t bytes = TGR_PAUSE_ABOVE + (size_t)nodes * TGR_FRAME_MAX;
+    size_t frames = bytes / TGR_FRAME_MIN + 1;
+
+    return bytes + frames * FABRIC_FRAME_COST;
+}
 
 typedef struct TgrKind {
     Fabric *f;
@@ -39,24 +60,36 @@ static void tgr_pause_input(void *opaque, unsigned node, bool pause)
     port_pause_input(&k->f->ports[node], pause);
 }
 
+/* What waits for `node`, queued or held in the delay line. */
+static size_t waiting(TgrKind *k, unsigned node)
+{
+    const Port *p = &k->f->ports[node];
+
+    return p->out_bytes + p->held_bytes;
+}
+
 static void tgr_output_drained(void *state, unsigned port)
 {
     TgrKind *k = state;
 
-    tgrnet_drained(k->net, port, k->f->ports[port].out_bytes);
+    tgrnet_drained(k->net, port, waiting(k, port));
 }
 
 /* ---- frames from fabricd itself ---- */
 
-static void send_control(TgrKind *k, unsigned node, const uint8_t *pl,
-                         size_t len)
+/* A CONTROL frame to `node` that `cause` made fabricd send. */
+static void send_control(TgrKind *k, unsigned cause, unsigned node,
+                         const uint8_t *pl, size_t len)
 {
     FabricHdr h = {
         .kind = FABRIC_KIND_TELEGRAPHOS, .type = FABRIC_TYPE_CONTROL,
         .src = FABRIC_NODE_NONE, .dst = node, .len = len,
     };
 
-    fabric_send_own(k->f, node, &h, pl);
+    if (fabric_send_own(k->f, node, &h, pl)) {
+        /* own frames count too: a HELLO flood waits for its receivers */
+        tgrnet_queued(k->net, cause, node, waiting(k, node));
+    }
 }
 
 /*
@@ -90,6 +123,8 @@ static void send_unreachable_nack(TgrKind *k, unsigned src,
     if (!fabric_send_own(k->f, src, &h, pl)) {
         return;
     }
+    /* a sender that floods refused requests and never reads waits */
+    tgrnet_queued(k->net, src, src, waiting(k, src));
     tgrnet_node(k->net, src)->nacks++;
     if (k->f->capture) {
         fabric_hdr_encode(&h, frame);
@@ -114,7 +149,7 @@ static void tgr_hello(void *state, unsigned u, FabricHelloAck *ack)
         fabric_tgr_group_encode(FABRIC_CTL_TGR_PEER_RESET, u, reset);
         for (unsigned i = 0; i < k->f->nodes; i++) {
             if (i != u && tgrnet_node(k->net, i)->linked) {
-                send_control(k, i, reset, sizeof(reset));
+                send_control(k, u, i, reset, sizeof(reset));
             }
         }
     }
@@ -169,7 +204,7 @@ static void log_refusal(TgrKind *k, unsigned u, const char *fmt, ...)
 static void send_copy(TgrKind *k, unsigned src, unsigned dst, GBytes *copy)
 {
     fabric_send_copy(k->f, src, dst, copy);
-    tgrnet_queued(k->net, src, dst, k->f->ports[dst].out_bytes);
+    tgrnet_queued(k->net, src, dst, waiting(k, dst));
 }
 
 static void unreachable(TgrKind *k, unsigned u, const FabricHdr *h,
@@ -296,7 +331,8 @@ static void *tgr_state_new(Fabric *f, const FabricKindOptions *opts,
     k->f = f;
     k->net = tgrnet_new(&cfg, &ops, k);
     /* back-pressure bounds the queues: a copy already read is never lost */
-    f->out_limit = SIZE_MAX;
+    f->no_drop = true;
+    f->out_limit = tgr_out_limit(f->nodes);
     return k;
 }
 
@@ -350,8 +386,9 @@ static void tgr_report(void *state, GString *out, bool counters)
     if (counters) {
         g_string_append_printf(out, "telegraphos hop_ns=" U64 " link_mbps="
                                U64 " pause_above=%d resume_below=%d "
-                               "groups=%u\n", cfg->hop_ns, cfg->link_mbps,
-                               TGR_PAUSE_ABOVE, TGR_RESUME_BELOW, groups);
+                               "port_limit=%zu groups=%u\n", cfg->hop_ns,
+                               cfg->link_mbps, TGR_PAUSE_ABOVE,
+                               TGR_RESUME_BELOW, k->f->out_limit, groups);
     } else {
         g_string_append_printf(out, "telegraphos: hop " U64 " ns, link " U64
                                " MB/s, %u of %u nodes linked, %u multicast "

@@ -43,7 +43,7 @@ bool fabric_send_own(Fabric *f, unsigned port, const FabricHdr *h,
     fabric_hdr_encode(h, frame);
     memcpy(frame + FABRIC_HDR_LEN, payload, h->len);
     bytes = g_bytes_new_take(frame, FABRIC_HDR_LEN + h->len);
-    if (p->fd < 0 || p->closing || !port_send(p, bytes)) {
+    if (!port_send_own(p, bytes)) {
         return false;
     }
     p->c.tx_frames++;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <glib-unix.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -64,6 +65,10 @@ void port_disconnect(Port *p, const char *why)
         g_source_remove(p->close_timer);
         p->close_timer = 0;
     }
+    if (p->resume_idle) {
+        g_source_remove(p->resume_idle);
+        p->resume_idle = 0;
+    }
     p->closing = false;
     p->input_paused = false;
     g_clear_pointer(&p->close_why, g_free);
@@ -72,6 +77,7 @@ void port_disconnect(Port *p, const char *why)
     f->connected[p->id] = false;
     g_queue_clear_full(&p->out, out_item_free);
     p->out_bytes = 0;
+    p->out_frames = 0;
     g_byte_array_unref(p->in);
     p->in = NULL;
     f->kind->port_down(f->kind_state, p->id);
@@ -90,6 +96,7 @@ static void consume_written(Port *p, size_t n)
         n -= step;
         if (item->sent == total) {
             out_item_free(g_queue_pop_head(&p->out));
+            p->out_frames--;
         }
     }
 }
@@ -195,24 +202,66 @@ static gboolean port_writable(int fd, GIOCondition cond, gpointer opaque)
     return G_SOURCE_REMOVE;
 }
 
-bool port_send(Port *p, GBytes *frame)
+size_t port_out_cost(const Port *p)
+{
+    return p->out_bytes + p->held_bytes +
+           (p->out_frames + p->held_frames) * FABRIC_FRAME_COST;
+}
+
+/* Queue `frame` if the port's cost stays within `limit`. */
+static bool port_queue(Port *p, GBytes *frame, size_t limit)
 {
     Fabric *f = p->fabric;
-    OutItem *item = g_new0(OutItem, 1);
-    size_t total;
+    uint8_t prefix[FABRIC_PREFIX_MAX];
+    size_t prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame),
+                                               prefix);
+    size_t total = prefix_len + g_bytes_get_size(frame);
+    OutItem *item;
 
-    item->prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame),
-                                              item->prefix);
-    total = item->prefix_len + g_bytes_get_size(frame);
-    if (p->out_bytes + total > f->out_limit) {
-        g_free(item);
+    if (p->closing || port_out_cost(p) + total + FABRIC_FRAME_COST > limit) {
         return false;
     }
+    item = g_new0(OutItem, 1);
+    memcpy(item->prefix, prefix, prefix_len);
+    item->prefix_len = prefix_len;
     item->frame = g_bytes_ref(frame);
     g_queue_push_tail(&p->out, item);
     p->out_bytes += total;
+    p->out_frames++;
     if (!p->out_watch) {
         port_flush(p);
+    }
+    return true;
+}
+
+bool port_send(Port *p, GBytes *frame)
+{
+    return port_queue(p, frame, p->fabric->out_limit);
+}
+
+void port_overflow(Port *p, const char *what)
+{
+    g_autofree char *why = NULL;
+
+    if (p->fd < 0 || p->closing) {
+        return;
+    }
+    p->c.overflows++;
+    why = g_strdup_printf("%s: output queue over its bound (%zu bytes, "
+                          "%zu frames; the peer does not read); closing",
+                          what, p->out_bytes, p->out_frames);
+    /* deferred: the caller may be in the middle of this port's input */
+    port_close_after_flush(p, why);
+}
+
+bool port_send_own(Port *p, GBytes *frame)
+{
+    if (p->fd < 0 || p->closing) {
+        return false;
+    }
+    if (!port_queue(p, frame, p->fabric->out_limit + FABRIC_OWN_RESERVE)) {
+        port_overflow(p, "fabricd's own frame not sent");
+        return false;
     }
     return true;
 }
@@ -232,6 +281,7 @@ unsigned port_drop_queued(Port *p)
         OutItem *item = g_queue_pop_head(&p->out);
 
         p->out_bytes -= item->prefix_len + g_bytes_get_size(item->frame);
+        p->out_frames--;
         out_item_free(item);
         dropped++;
     }
@@ -248,6 +298,20 @@ static gboolean port_hangup(int fd, GIOCondition cond, gpointer opaque)
 
     p->in_watch = 0;        /* returning REMOVE ends this source */
     port_disconnect(p, "peer disconnected while its input was paused");
+    return G_SOURCE_REMOVE;
+}
+
+static bool port_process_input(Port *p);
+
+/* Run the frames a pause left in the input buffer. */
+static gboolean port_resume_input(gpointer opaque)
+{
+    Port *p = opaque;
+
+    p->resume_idle = 0;     /* this source ends */
+    if (p->fd >= 0 && !p->closing && !p->input_paused && p->in) {
+        port_process_input(p);
+    }
     return G_SOURCE_REMOVE;
 }
 
@@ -270,6 +334,10 @@ void port_pause_input(Port *p, bool paused)
     } else {
         p->in_watch = g_unix_fd_add(p->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                     port_readable, p);
+        /* not from here: resuming may happen deep inside another port */
+        if (p->in && p->in->len && !p->resume_idle) {
+            p->resume_idle = g_idle_add(port_resume_input, p);
+        }
     }
 }
 
@@ -290,7 +358,12 @@ static bool port_process_input(Port *p)
     unsigned generation = p->generation;
     size_t pos = 0;
 
-    while (pos < p->in->len) {
+    /*
+     * A paused port stops after the frame that paused it: the rest waits
+     * in `in`, so a sender adds at most one frame past a full queue.  A
+     * port being cut off (port_overflow) stops at once.
+     */
+    while (pos < p->in->len && !p->input_paused && !p->closing) {
         FrameSpan span = { 0 };
         const uint8_t *at = p->in->data + pos;
 
@@ -352,11 +425,20 @@ static gboolean port_readable(int fd, GIOCondition cond, gpointer opaque)
 {
     Port *p = opaque;
     guint old_len = p->in->len;
+    size_t room = MIN(READ_CHUNK, FABRIC_IN_MAX - MIN(old_len, FABRIC_IN_MAX));
     ssize_t n;
     int read_errno;
 
-    g_byte_array_set_size(p->in, old_len + READ_CHUNK);
-    n = read(fd, p->in->data + old_len, READ_CHUNK);
+    if (!room) {
+        /* a pause left whole frames: run them before reading more */
+        if (!port_process_input(p)) {
+            p->in_watch = 0;
+            return G_SOURCE_REMOVE;
+        }
+        return G_SOURCE_CONTINUE;
+    }
+    g_byte_array_set_size(p->in, old_len + room);
+    n = read(fd, p->in->data + old_len, room);
     read_errno = errno;
     g_byte_array_set_size(p->in, old_len + MAX(n, 0));
     if (n < 0 && (read_errno == EAGAIN || read_errno == EINTR)) {

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "control.h"
 #include "report.h"
 
 #define U64 "%" G_GUINT64_FORMAT
@@ -12,10 +13,10 @@ static void append_port_counters(const PortCounters *c, GString *out)
     g_string_append_printf(out, "rx_frames=" U64 " rx_bytes=" U64
                            " tx_frames=" U64 " tx_bytes=" U64
                            " malformed=" U64 " rejected=" U64
-                           " connects=" U64,
+                           " connects=" U64 " overflows=" U64,
                            c->rx_frames, c->rx_bytes, c->tx_frames,
                            c->tx_bytes, c->malformed, c->rejected,
-                           c->connects);
+                           c->connects, c->overflows);
 }
 
 static void append_link_counters(const LinkCounters *c, GString *out)
@@ -64,6 +65,10 @@ void report_status(Fabric *f, GString *out)
     } else {
         g_string_append(out, "capture: off\n");
     }
+    g_string_append_printf(out, "control: %u of %d clients, idle timeout %u "
+                           "ms, port bound %zu\n", f->ctl.clients,
+                           CONTROL_MAX_CLIENTS, f->ctl.idle_ms,
+                           f->out_limit);
     for (unsigned i = 0; i < f->nodes; i++) {
         const Port *p = &f->ports[i];
 
@@ -132,6 +137,12 @@ void report_counters(Fabric *f, GString *out)
             g_string_append_c(out, '\n');
         }
     }
+    g_string_append_printf(out, "control clients=%u max=%d idle_ms=%u "
+                           "accepted=" U64 " refused=" U64 " idle_closed="
+                           U64 " evicted=" U64 "\n", f->ctl.clients,
+                           CONTROL_MAX_CLIENTS, f->ctl.idle_ms,
+                           f->ctl.accepted, f->ctl.refused,
+                           f->ctl.idle_closed, f->ctl.evicted);
     if (f->kind->report) {
         f->kind->report(f->kind_state, out, true);
     }

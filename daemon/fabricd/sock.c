@@ -47,7 +47,8 @@ int unix_listen(const char *path, GError **err)
 {
     struct sockaddr_un sa;
     struct stat st;
-    int fd;
+    mode_t old_mask;
+    int fd, rc, e;
 
     if (!unix_path_check(path, err)) {
         return -1;
@@ -70,9 +71,21 @@ int unix_listen(const char *path, GError **err)
         return -1;
     }
     fill_addr(&sa, path);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        set_errno_error(err, errno, "cannot bind", path);
+    /* created 0600 whatever the umask: nobody else connects, not even
+       between bind() and a chmod() */
+    old_mask = umask(0777 & ~UNIX_SOCKET_MODE);
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    e = errno;
+    umask(old_mask);
+    if (rc < 0) {
+        set_errno_error(err, e, "cannot bind", path);
         close(fd);
+        return -1;
+    }
+    if (chmod(path, UNIX_SOCKET_MODE) < 0) {
+        set_errno_error(err, errno, "cannot chmod", path);
+        close(fd);
+        unlink(path);
         return -1;
     }
     if (listen(fd, 8) < 0) {

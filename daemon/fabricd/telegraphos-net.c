@@ -296,6 +296,8 @@ void tgrnet_queued(TgrNet *n, unsigned src, unsigned dst, size_t dst_bytes)
 {
     if (dst_bytes > TGR_PAUSE_ABOVE) {
         pause_sender(n, src, dst);
+        /* and dst itself: its requests would only make more replies to it */
+        pause_sender(n, dst, dst);
     }
 }
 

@@ -104,7 +104,11 @@ uint64_t tgrnet_group_writes(const TgrNet *n, unsigned group);
 /* Groups with at least one member. */
 unsigned tgrnet_groups_in_use(const TgrNet *n);
 
-/* A copy src>dst was queued and `dst_bytes` now wait for dst. */
+/*
+ * A copy src>dst was queued and `dst_bytes` now wait for dst.  Past the
+ * mark, src and dst itself wait until dst drains (a node that does not
+ * read must not be read either: its requests make replies to it).
+ */
 void tgrnet_queued(TgrNet *n, unsigned src, unsigned dst, size_t dst_bytes);
 /* `dst_bytes` wait for dst after its output drained (or was flushed). */
 void tgrnet_drained(TgrNet *n, unsigned dst, size_t dst_bytes);

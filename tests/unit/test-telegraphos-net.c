@@ -206,37 +206,45 @@ static void test_back_pressure(void)
     /* below the mark nobody waits */
     tgrnet_queued(n, 0, 2, TGR_PAUSE_ABOVE);
     g_assert_cmpuint(p.calls->len, ==, 0);
-    /* past it the sender pauses, once however often it sends */
+    /* past it the sender pauses, once however often it sends, and so does
+       the congested node itself: its requests make more replies to it */
     tgrnet_queued(n, 0, 2, TGR_PAUSE_ABOVE + 1);
     tgrnet_queued(n, 0, 2, TGR_PAUSE_ABOVE + 2);
     tgrnet_queued(n, 1, 2, TGR_PAUSE_ABOVE + 3);
     /* and a second congested destination holds it too */
     tgrnet_queued(n, 0, 3, TGR_PAUSE_ABOVE + 1);
-    g_assert_cmpuint(p.calls->len, ==, 2);
+    g_assert_cmpuint(p.calls->len, ==, 4);
     g_assert_cmpint(call(&p, 0), ==, 1);
-    g_assert_cmpint(call(&p, 1), ==, 2);
+    g_assert_cmpint(call(&p, 1), ==, 3);
+    g_assert_cmpint(call(&p, 2), ==, 2);
+    g_assert_cmpint(call(&p, 3), ==, 4);
     g_assert_cmpuint(tgrnet_node(n, 0)->paused_by, ==, 2);
     g_assert_cmpuint(tgrnet_node(n, 0)->pauses, ==, 1);
+    g_assert_cmpuint(tgrnet_node(n, 2)->paused_by, ==, 1);
 
     /* node 2 drains: not yet below the resume mark, then below it */
     tgrnet_drained(n, 2, TGR_RESUME_BELOW);
-    g_assert_cmpuint(p.calls->len, ==, 2);
+    g_assert_cmpuint(p.calls->len, ==, 4);
     tgrnet_drained(n, 2, TGR_RESUME_BELOW - 1);
-    g_assert_cmpuint(p.calls->len, ==, 3);
-    g_assert_cmpint(call(&p, 2), ==, -2);       /* node 1 reads again */
+    g_assert_cmpuint(p.calls->len, ==, 6);
+    g_assert_cmpint(call(&p, 4), ==, -3);       /* node 2 reads again */
+    g_assert_cmpint(call(&p, 5), ==, -2);       /* and node 1 */
     g_assert_cmpuint(tgrnet_node(n, 0)->paused_by, ==, 1);
     /* node 3 goes away: its senders read again */
     tgrnet_port_down(n, 3, false);
-    g_assert_cmpuint(p.calls->len, ==, 4);
-    g_assert_cmpint(call(&p, 3), ==, -1);
+    g_assert_cmpuint(p.calls->len, ==, 8);
+    g_assert_cmpint(call(&p, 6), ==, -1);
+    g_assert_cmpint(call(&p, 7), ==, -4);
 
     /* a paused sender that goes away waits for nobody afterwards */
     tgrnet_queued(n, 1, 2, TGR_PAUSE_ABOVE + 1);
-    g_assert_cmpint(call(&p, 4), ==, 2);
+    g_assert_cmpint(call(&p, 8), ==, 2);
+    g_assert_cmpint(call(&p, 9), ==, 3);
     tgrnet_port_down(n, 1, false);
     g_assert_cmpuint(tgrnet_node(n, 1)->paused_by, ==, 0);
     tgrnet_drained(n, 2, 0);
-    g_assert_cmpuint(p.calls->len, ==, 5);      /* nothing to release */
+    g_assert_cmpuint(p.calls->len, ==, 11);     /* node 2 itself */
+    g_assert_cmpint(call(&p, 10), ==, -3);
     g_assert_cmpuint(tgrnet_node(n, 1)->pauses, ==, 2);
     tgrnet_free(n);
     g_array_free(p.calls, TRUE);
