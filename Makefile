@@ -53,7 +53,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu qemu-asan fuzz tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
+.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
 
 all: qemu tools image
 
@@ -209,9 +209,12 @@ check-host:
 check: all qemu-asan $(UNIT_BINS) $(QTEST_BINS)
 	@./tests/run.sh --strict all
 
-FUZZ_OPS ?= 1000000
-fuzz: qemu-asan $(B)/tests/qtest/test-fuzz
-	@FUZZ_OPS=$(FUZZ_OPS) $(B)/tests/qtest/test-fuzz
+# make fuzz: the long runs, devices (FUZZ_OPS per device, default 10^6)
+# and fabricd (mk/fabricd.mk: FUZZ_OPS in all, default 10^6 per kind).
+fuzz: fuzz-devices fuzz-fabricd
+
+fuzz-devices: qemu-asan $(B)/tests/qtest/test-fuzz
+	@FUZZ_OPS=$${FUZZ_OPS:-1000000} $(B)/tests/qtest/test-fuzz
 
 # The README's two commands in a clone of HEAD with every cache empty
 # (source cache, ccache, build/, run directory): see docs/build.md.
