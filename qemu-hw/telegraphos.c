@@ -24,12 +24,14 @@
 
 #define TGR_REGS_END        0x1000
 #define TGR_GROUP_END       (TGR_REG_GROUP_EIDX + 4 * TGR_GROUPS)
+#define TGR_GPAGES_END      (TGR_REG_GROUP_PAGES + 4 * TGR_GROUPS)
 #define TGR_CNT_END         (TGR_REG_COUNTERS + 8 * TGR_CNT_NUM)
 #define TGR_CTX_END         (TGR_CTX_TABLE + TGR_CTX_MAX * TGR_CTX_ENTRY)
 #define TGR_TIMEOUT_MIN_US  100
 #define TGR_TIMEOUT_MAX_US  10000000
 
-QEMU_BUILD_BUG_ON(TGR_GROUP_END > TGR_REGS_END);
+QEMU_BUILD_BUG_ON(TGR_GROUP_END > TGR_REG_GROUP_PAGES);
+QEMU_BUILD_BUG_ON(TGR_GPAGES_END > TGR_REGS_END);
 QEMU_BUILD_BUG_ON(TGR_CNT_END > TGR_REG_GROUP_EIDX);
 QEMU_BUILD_BUG_ON(TGR_CTX_END > TGR_PTE_TABLE);
 QEMU_BUILD_BUG_ON(TGR_PTE_TABLE + TGR_PTE_SIZE * TGR_WIN_PAGES_MAX >
@@ -236,6 +238,7 @@ static void tgr_groups_leave(TgrState *s)
             tgr_send_control(s, FABRIC_CTL_TGR_LEAVE, g);
         }
         s->group_eidx[g] = TGR_GROUP_NONE;
+        s->group_pages[g] = 0;
     }
 }
 
@@ -296,6 +299,9 @@ static uint64_t tgr_bar0_read(void *opaque, hwaddr addr, unsigned size)
     }
     if (addr >= TGR_REG_GROUP_EIDX && addr < TGR_GROUP_END) {
         return s->group_eidx[(addr - TGR_REG_GROUP_EIDX) / 4];
+    }
+    if (addr >= TGR_REG_GROUP_PAGES && addr < TGR_GPAGES_END) {
+        return s->group_pages[(addr - TGR_REG_GROUP_PAGES) / 4];
     }
     if (addr >= TGR_REG_COUNTERS && addr < TGR_CNT_END) {
         uint64_t v = s->cnt[(addr - TGR_REG_COUNTERS) / 8];
@@ -397,6 +403,10 @@ static void tgr_bar0_write(void *opaque, hwaddr addr, uint64_t val,
     }
     if (addr >= TGR_REG_GROUP_EIDX && addr < TGR_GROUP_END) {
         tgr_group_write(s, (addr - TGR_REG_GROUP_EIDX) / 4, v);
+        return;
+    }
+    if (addr >= TGR_REG_GROUP_PAGES && addr < TGR_GPAGES_END) {
+        s->group_pages[(addr - TGR_REG_GROUP_PAGES) / 4] = v;
         return;
     }
     switch (addr) {
