@@ -591,14 +591,16 @@ void tgr_drain_held(void *opaque)
         tgr_rx_request(s, f->src, f->data, f->len);
         g_free(f);
     }
+    tgr_groups_sync(s);
     tgr_rx_unthrottle(s);
     tgr_tx_wake(s);
 }
 
 void tgr_rx_tx_room(TgrState *s)
 {
-    if (!s->stopped && !g_queue_is_empty(&s->hold) &&
-        !timer_pending(s->drain_timer)) {
+    /* From a timer: the link's tx callback must not send itself. */
+    if (((!s->stopped && !g_queue_is_empty(&s->hold)) ||
+         tgr_groups_dirty(s)) && !timer_pending(s->drain_timer)) {
         timer_mod(s->drain_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     }
 }

@@ -136,6 +136,39 @@ static void tgr_send_control(TgrState *s, uint8_t op, uint16_t arg)
                          p, fabric_tgr_group_encode(op, arg, p), NULL, 0);
 }
 
+bool tgr_groups_dirty(TgrState *s)
+{
+    for (int g = 0; g < TGR_GROUPS; g++) {
+        if (s->group_told[g] != (s->group_eidx[g] != TGR_GROUP_NONE)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Tell fabricd the groups whose membership changed since we last told it.
+ * A guest that joins and leaves in a loop while the tx queue is full must
+ * not queue a frame per write: the changes wait here, one bit per group,
+ * and go out when the queue has room (tgr_drain_held).
+ */
+void tgr_groups_sync(TgrState *s)
+{
+    for (int g = 0; g < TGR_GROUPS && s->link_up; g++) {
+        bool member = s->group_eidx[g] != TGR_GROUP_NONE;
+
+        if (s->group_told[g] == member) {
+            continue;
+        }
+        if (tgr_tx_full(s)) {
+            return;
+        }
+        tgr_send_control(s, member ? FABRIC_CTL_TGR_JOIN
+                                   : FABRIC_CTL_TGR_LEAVE, g);
+        s->group_told[g] = member;
+    }
+}
+
 static void tgr_link_down(TgrState *s)
 {
     bool was_up = s->link_up;
@@ -165,11 +198,8 @@ static void tgr_rx_control(TgrState *s, const uint8_t *p, uint32_t len)
         s->nodes = ack.nodes;
         s->link_up = true;
         /* fabricd forgot us if it restarted: join our groups again */
-        for (int g = 0; g < TGR_GROUPS; g++) {
-            if (s->group_eidx[g] != TGR_GROUP_NONE) {
-                tgr_send_control(s, FABRIC_CTL_TGR_JOIN, g);
-            }
-        }
+        memset(s->group_told, 0, sizeof(s->group_told));
+        tgr_groups_sync(s);
         tgr_raise(s, TGR_INT_LINK);
         break;
     case FABRIC_CTL_REJECT:
@@ -234,12 +264,10 @@ static void tgr_link_event(void *opaque, bool up)
 static void tgr_groups_leave(TgrState *s)
 {
     for (int g = 0; g < TGR_GROUPS; g++) {
-        if (s->group_eidx[g] != TGR_GROUP_NONE && s->link_up) {
-            tgr_send_control(s, FABRIC_CTL_TGR_LEAVE, g);
-        }
         s->group_eidx[g] = TGR_GROUP_NONE;
         s->group_pages[g] = 0;
     }
+    tgr_groups_sync(s);
 }
 
 /* SOFT_RESET: page, context and group tables, latches, rings, stop. */
@@ -364,14 +392,8 @@ static uint64_t tgr_bar0_read(void *opaque, hwaddr addr, unsigned size)
 
 static void tgr_group_write(TgrState *s, int g, uint32_t eidx)
 {
-    bool was = s->group_eidx[g] != TGR_GROUP_NONE;
-    bool now = eidx != TGR_GROUP_NONE;
-
     s->group_eidx[g] = eidx;
-    if (was != now && s->link_up) {
-        tgr_send_control(s, now ? FABRIC_CTL_TGR_JOIN : FABRIC_CTL_TGR_LEAVE,
-                         g);
-    }
+    tgr_groups_sync(s);
 }
 
 static void tgr_bar0_write(void *opaque, hwaddr addr, uint64_t val,

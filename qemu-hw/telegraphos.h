@@ -182,6 +182,7 @@ struct TgrState {
     bool stopped;
     uint32_t group_eidx[TGR_GROUPS];
     uint32_t group_pages[TGR_GROUPS];
+    bool group_told[TGR_GROUPS];    /* fabricd knows we are a member */
     uint8_t ctx_table[TGR_CTX_MAX * TGR_CTX_ENTRY];
     uint32_t *pte;              /* window_pages x 4 words */
     uint64_t cnt[TGR_CNT_NUM];
@@ -205,6 +206,9 @@ void tgr_raise(TgrState *s, uint32_t bits);
 void tgr_event(TgrState *s, uint8_t type, uint8_t reason, uint8_t ctx,
                uint8_t op, uint16_t node, uint16_t cpu, uint32_t page,
                uint32_t data);
+/* Membership changes fabricd was not told yet (the tx queue was full) */
+bool tgr_groups_dirty(TgrState *s);
+void tgr_groups_sync(TgrState *s);
 /* Add 1 to the done (or errors) word of ctx's status page */
 void tgr_ctx_status_add(TgrState *s, uint8_t ctx, bool error);
 int64_t tgr_rread_timeout_ns(TgrState *s);

@@ -403,6 +403,105 @@ static void test_read_flood_back_pressure(void)
     card_down(c);
 }
 
+/*
+ * Fill the card's tx queue: READ_REQs of 4 KiB whose replies the test
+ * does not read, until the card holds requests.  Returns the requests
+ * sent; the socket is left non-blocking.
+ */
+static uint32_t fill_tx_queue(Card *c)
+{
+    const uint32_t flen = FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN +
+                          FABRIC_TGR_READ_REQ_LEN;
+    uint8_t f[FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + FABRIC_TGR_READ_REQ_LEN];
+    uint32_t n = 0;
+
+    put_export(c, 4, PAGE(4), exp_rights(TGR_R_READ), 1, 1, 0);
+    g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
+    while (counter(c, TGR_CNT_HELD) == 0) {
+        FabricHdr h = { .kind = K, .type = FABRIC_TYPE_DATA, .src = PEER,
+                        .dst = NODE, .len = flen - FABRIC_HDR_LEN };
+        FabricTgrHdr t = { .op = FABRIC_TGR_READ_REQ, .eidx = 4, .gen = 1,
+                           .epoch = EPOCH, .seq = c->seq[PEER]++, .tag = n };
+        size_t done = 0;
+
+        fabric_hdr_encode(&h, f);
+        fabric_tgr_hdr_encode(&t, f + FABRIC_HDR_LEN);
+        fabric_put_le16(f + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, 4096);
+        while (done < flen) {
+            push_some(c, f, flen, &done);
+        }
+        n++;
+        g_assert_cmpuint(n, <, 10000);
+    }
+    return n;
+}
+
+/*
+ * Membership changes are not frames queued per register write: a guest
+ * (any local user, through MCAST_JOIN and MCAST_LEAVE) that joins and
+ * leaves in a loop while the tx queue is full leaves one pending change
+ * per group, sent when the queue has room.
+ */
+static void test_group_churn_coalesced(void)
+{
+    Card *c = card_up();
+    uint32_t reqs = fill_tx_queue(c), reps = 0, joins = 0, leaves = 0;
+    const int flips = 5001;
+
+    for (int i = 0; i < flips; i++) {
+        wr(c, REG(TGR_REG_GROUP_PAGES + 4 * 5), 1);
+        wr(c, REG(TGR_REG_GROUP_EIDX + 4 * 5), i & 1 ? TGR_GROUP_NONE : 6);
+    }
+    /* Read everything: the replies in order, then what the groups say. */
+    while (reps < reqs) {
+        struct pollfd pf = { .fd = c->ff->fd, .events = POLLIN };
+        FabricHdr h;
+        uint8_t *p;
+
+        if (poll(&pf, 1, 20) != 1) {
+            clock_step(c, 1000);
+            continue;
+        }
+        g_assert_true(ff_recv(c->ff, &h, &p));
+        if (h.type == FABRIC_TYPE_CONTROL) {
+            joins += p[0] == FABRIC_CTL_TGR_JOIN;
+            leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+        } else {
+            reps++;
+        }
+        g_free(p);
+    }
+    for (int i = 0; i < 20 && !ff_quiet(c->ff); i++) {
+        FabricHdr h;
+        uint8_t *p;
+
+        clock_step(c, 1000);
+        while (!ff_quiet(c->ff)) {
+            g_assert_true(ff_recv(c->ff, &h, &p));
+            g_assert_cmpint(h.type, ==, FABRIC_TYPE_CONTROL);
+            joins += p[0] == FABRIC_CTL_TGR_JOIN;
+            leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+            g_free(p);
+        }
+    }
+    clock_step(c, 1000);
+    while (!ff_quiet(c->ff)) {
+        FabricHdr h;
+        uint8_t *p;
+
+        g_assert_true(ff_recv(c->ff, &h, &p));
+        joins += p[0] == FABRIC_CTL_TGR_JOIN;
+        leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+        g_free(p);
+    }
+    g_test_message("%d flips while the tx queue was full: %u JOIN, %u LEAVE "
+                   "sent", flips, joins, leaves);
+    /* The last write joined: fabricd ends up told "member". */
+    g_assert_cmpuint(joins, ==, leaves + 1);
+    g_assert_cmpuint(joins + leaves, <=, 3);
+    card_down(c);
+}
+
 /* ---- target side: the export check -------------------------------------- */
 
 /*
@@ -838,6 +937,8 @@ int main(int argc, char **argv)
                     test_hold_back_pressure);
     g_test_add_func("/telegraphos/read-flood-back-pressure",
                     test_read_flood_back_pressure);
+    g_test_add_func("/telegraphos/group-churn-coalesced",
+                    test_group_churn_coalesced);
     g_test_add_func("/telegraphos/export-check", test_export_check);
     g_test_add_func("/telegraphos/target-read-write-atomics",
                     test_target_read_write_atomics);
