@@ -404,6 +404,74 @@ static void test_read_flood_back_pressure(void)
 }
 
 /*
+ * While the NI is stopped, held requests are bounded in bytes too
+ * (TGR_HOLD_MAX_BYTES, 4 MiB), not only by rx-hold-frames: 20,000 DMA
+ * chunks of 4 KiB with rx-hold-frames=1000000 would otherwise be 80 MiB
+ * of QEMU's heap.  After RESUME every chunk is applied, in order.
+ */
+static void test_hold_bytes_bounded(void)
+{
+    Card *c = card_up_with(",rx-hold-frames=1000000");
+    const uint32_t n = 20000, dlen = 4096;
+    const uint32_t flen = FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + dlen;
+    g_autofree uint8_t *burst = g_malloc((size_t)n * flen);
+    size_t done = 0, total = (size_t)n * flen;
+    uint64_t rss0, rss1;
+    uint32_t held;
+
+    put_queue_export(c);
+    put_queue(c, QBUF, QWORDS, 3, 4);                       /* full at once */
+    send_req(c, PEER, QEIDX, QGEN, 0, 0xf0);
+    g_assert_cmphex(rd(c, REG(TGR_REG_CTRL)) & TGR_STATUS_STOPPED, ==,
+                    TGR_STATUS_STOPPED);
+    put_export(c, 4, PAGE(4), exp_rights(RW), 1, 1, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        FabricHdr h = { .kind = K, .type = FABRIC_TYPE_DATA, .src = PEER,
+                        .dst = NODE, .len = flen - FABRIC_HDR_LEN };
+        FabricTgrHdr t = { .op = FABRIC_TGR_WRITE, .size = 0, .eidx = 4,
+                           .gen = 1, .epoch = EPOCH,
+                           .seq = c->seq[PEER]++ };
+        uint8_t *p = burst + (size_t)i * flen;
+
+        fabric_hdr_encode(&h, p);
+        fabric_tgr_hdr_encode(&t, p + FABRIC_HDR_LEN);
+        memset(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, 0, dlen);
+        fabric_put_le32(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, i);
+    }
+    rss0 = vm_rss_kib(c->qt->pid);
+    g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
+    for (int idle = 0; done < total && idle < 10;) {
+        if (push_some(c, burst, total, &done)) {
+            idle = 0;
+        } else {
+            g_usleep(100 * 1000);
+            idle++;
+        }
+    }
+    held = counter(c, TGR_CNT_HELD);
+    rss1 = vm_rss_kib(c->qt->pid);
+    g_test_message("the socket took %zu of %u chunks; the card holds %u; "
+                   "VmRSS %" PRIu64 " -> %" PRIu64 " KiB", done / flen, n,
+                   held, rss0, rss1);
+    g_assert_cmpuint(done, <, total);
+    g_assert_cmpuint(held, <=, 4 * 1024 * 1024 / dlen + 4);
+    g_assert_cmpuint(rss1, <, rss0 + 16 * 1024);
+
+    /* RESUME: every chunk lands, the last one last. */
+    put_queue(c, QBUF, QWORDS, 3, 3);
+    wr(c, REG(TGR_REG_CTRL), TGR_CTRL_RESUME);
+    while (counter(c, TGR_CNT_RX_FRAMES) < 1 + n) {
+        push_some(c, burst, total, &done);
+        clock_step(c, 1000);
+        g_usleep(1000);
+    }
+    clock_step(c, 1000);
+    g_assert_true(qt_wait_reg(c->qt, PAGE(4), ~0u, n - 1));
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 0);
+    card_down(c);
+}
+
+/*
  * Fill the card's tx queue: READ_REQs of 4 KiB whose replies the test
  * does not read, until the card holds requests.  Returns the requests
  * sent; the socket is left non-blocking.
@@ -937,6 +1005,8 @@ int main(int argc, char **argv)
                     test_hold_back_pressure);
     g_test_add_func("/telegraphos/read-flood-back-pressure",
                     test_read_flood_back_pressure);
+    g_test_add_func("/telegraphos/hold-bytes-bounded",
+                    test_hold_bytes_bounded);
     g_test_add_func("/telegraphos/group-churn-coalesced",
                     test_group_churn_coalesced);
     g_test_add_func("/telegraphos/export-check", test_export_check);
