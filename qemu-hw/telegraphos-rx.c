@@ -369,21 +369,31 @@ static void tgr_rx_request(TgrState *s, uint16_t src, const uint8_t *p,
 
 /*
  * Did we send the posted request a NACK with this tag answers, to `src`?
- * The tag names the context and window page; the page must still map the
- * same export of that node for that context.
+ * The tag names the context and window page: the last posted request
+ * through that page must have gone to `src`, for that context, to the
+ * export the NACK names; and if the page maps something now, that same
+ * export (a NACK for an old mapping must not hit the new one).
  */
 static bool tgr_posted_matches(TgrState *s, uint16_t src,
                                const FabricTgrHdr *t)
 {
     uint32_t page = t->tag & TGR_TAG_POSTED_PAGE;
     uint8_t ctx = t->tag >> TGR_TAG_POSTED_CTX_SHIFT;
+    TgrPosted *p;
 
-    return page < s->window_pages &&
-           (tgr_pte_w(s, page, 0) & TGR_PTE_VALID) &&
-           tgr_pte_mode(s, page) == TGR_PTE_MODE_REMOTE &&
-           tgr_pte_ctx(s, page) == ctx && tgr_pte_node(s, page) == src &&
-           tgr_pte_w(s, page, 1) == t->eidx &&
-           (uint16_t)tgr_pte_w(s, page, 2) == t->gen;
+    if (page >= s->window_pages) {
+        return false;
+    }
+    p = &s->posted[page];
+    if (!p->valid || p->ctx != ctx || p->node != src ||
+        p->eidx != t->eidx || p->gen != t->gen) {
+        return false;
+    }
+    return !(tgr_pte_w(s, page, 0) & TGR_PTE_VALID) ||
+           (tgr_pte_mode(s, page) == TGR_PTE_MODE_REMOTE &&
+            tgr_pte_ctx(s, page) == ctx && tgr_pte_node(s, page) == src &&
+            tgr_pte_w(s, page, 1) == t->eidx &&
+            (uint16_t)tgr_pte_w(s, page, 2) == t->gen);
 }
 
 /* A reply or NACK that answers nothing we asked of `src`: dropped. */

@@ -315,6 +315,15 @@ static int tgr_post(TgrState *s, uint32_t page, FabricTgrHdr *t,
     if (!tgr_send(s, dst, t, body, blen)) {
         return TGR_ERR_UNREACHABLE;
     }
+    if (dst != FABRIC_NODE_ALL) {
+        s->posted[page] = (TgrPosted) {
+            .valid = true,
+            .ctx = tgr_pte_ctx(s, page),
+            .node = dst,
+            .gen = t->gen,
+            .eidx = t->eidx,
+        };
+    }
     tgr_count_access(s, page);
     return TGR_ERR_OK;
 }

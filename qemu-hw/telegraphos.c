@@ -274,6 +274,7 @@ static void tgr_groups_leave(TgrState *s)
 static void tgr_soft_reset(TgrState *s)
 {
     memset(s->pte, 0, (size_t)s->window_pages * TGR_PTE_SIZE);
+    memset(s->posted, 0, sizeof(*s->posted) * s->window_pages);
     memset(s->ctx_table, 0, sizeof(s->ctx_table));
     tgr_groups_leave(s);
     tgr_rd_reset(s);
@@ -614,6 +615,7 @@ static void tgr_realize(PCIDevice *pdev, Error **errp)
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar4);
 
     s->pte = g_new0(uint32_t, (size_t)s->window_pages * 4);
+    s->posted = g_new0(TgrPosted, s->window_pages);
     s->peer = g_new0(TgrPeer, FABRIC_MAX_NODES);
     g_queue_init(&s->hold);
     g_queue_init(&s->loop);
@@ -644,6 +646,7 @@ static void tgr_exit(PCIDevice *pdev)
     timer_free(s->drain_timer);
     timer_free(s->loop_timer);
     g_free(s->pte);
+    g_free(s->posted);
     g_free(s->peer);
     msi_uninit(pdev);
     if (s->migration_blocker) {

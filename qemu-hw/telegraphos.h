@@ -120,6 +120,19 @@ typedef struct TgrCpu {
     uint32_t fetch_status;  /* of the last FETCH store */
 } TgrCpu;
 
+/*
+ * Where the last posted request through a window page went: a NACK for
+ * it must come from there and name that export, also after the page was
+ * unmapped (the kernel's one-store pages are cleared at once).
+ */
+typedef struct TgrPosted {
+    bool valid;
+    uint8_t ctx;
+    uint16_t node;
+    uint16_t gen;
+    uint32_t eidx;
+} TgrPosted;
+
 /* Sequence state for one peer node */
 typedef struct TgrPeer {
     uint32_t tx_seq;        /* next seq we send it */
@@ -185,6 +198,7 @@ struct TgrState {
     bool group_told[TGR_GROUPS];    /* fabricd knows we are a member */
     uint8_t ctx_table[TGR_CTX_MAX * TGR_CTX_ENTRY];
     uint32_t *pte;              /* window_pages x 4 words */
+    TgrPosted *posted;          /* window_pages */
     uint64_t cnt[TGR_CNT_NUM];
 
     TgrCpu cpu[TGR_MAX_CPUS];

@@ -540,6 +540,26 @@ static void test_forged_replies_and_nacks(void)
     g_assert_cmpuint(e.node, ==, PEER);
 
     /*
+     * The page is unmapped before the NACK comes (the driver's one-store
+     * kernel pages): PEER's NACK still counts, the forger's still not.
+     */
+    wr(c, WIN(0, 0x14), 2);
+    g_free(expect_tgr(c, FABRIC_TGR_WRITE, &h, &t));
+    wr(c, PTE(0, 0), 0);
+    send_nack(c, FORGER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_RIGHTS, 9, 7,
+              0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 1);
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_RIGHTS, 9, 7, 0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 2);
+    expect_event(c, TGR_EV_VIOL_OUT, TGR_ERR_RIGHTS);
+    /* Mapped again, to another export: the old mapping's NACK is stale. */
+    put_pte(c, 0, TGR_PTE_MODE_REMOTE, TGR_R_ALL, 1, PEER, 10, 3, 0);
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 9, 7, 0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 2);
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 8);
+    put_remote_pte(c, 0, TGR_R_ALL);
+
+    /*
      * Tags are not a counter: the same record's tags of 32 reads in a
      * row differ in random bits, so a node that saw one cannot name the
      * next.
