@@ -78,5 +78,7 @@ void fz_note_id(struct fz *f, uint32_t id);
 uint64_t fz_given_offset(struct fz *f);
 
 extern const struct fz_driver fz_tgr;
+extern const struct fz_driver fz_ps1;
+extern const struct fz_driver fz_myri;
 
 #endif /* DRVFUZZ_H */
