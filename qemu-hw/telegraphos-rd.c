@@ -159,6 +159,7 @@ int tgr_rd_issue(TgrState *s, int cpu, uint8_t bar, hwaddr addr,
 {
     TgrCpu *c = &s->cpu[cpu];
     uint16_t node = tgr_pte_node(s, page);
+    uint32_t tag;
     TgrRead *rd;
     int r;
 
@@ -172,6 +173,7 @@ int tgr_rd_issue(TgrState *s, int cpu, uint8_t bar, hwaddr addr,
     }
     r = tgr_rd_pick(s, cpu);
     rd = &s->rd[r];
+    tag = tgr_new_tag(r, rd->tag);
     *rd = (TgrRead) {
         .state = TGR_RD_PENDING,
         .bar = bar,
@@ -183,7 +185,7 @@ int tgr_rd_issue(TgrState *s, int cpu, uint8_t bar, hwaddr addr,
         .node = node,
         .page = page,
         .off = t->off,
-        .tag = tgr_new_tag(s, r),
+        .tag = tag,
         .deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                     tgr_rread_timeout_ns(s),
     };
@@ -249,7 +251,7 @@ TgrXfer *tgr_xfer_alloc(TgrState *s, uint32_t *tag)
 {
     for (int i = 0; i < TGR_XFER_SLOTS; i++) {
         if (!s->xfer[i].busy) {
-            *tag = tgr_new_tag(s, TGR_RD_SLOTS + i);
+            *tag = tgr_new_tag(TGR_RD_SLOTS + i, s->xfer[i].tag);
             return &s->xfer[i];
         }
     }
@@ -265,6 +267,30 @@ static void tgr_xfer_fail(TgrState *s, TgrXfer *x, int reason)
 }
 
 /* ---- replies, failures, deadlines (called from the rx side) ---- */
+
+bool tgr_reply_matches(TgrState *s, uint16_t src, uint8_t op, uint32_t tag)
+{
+    uint32_t slot = tag & TGR_TAG_SLOT_MASK;
+
+    if (tag & TGR_TAG_POSTED) {
+        return false;
+    }
+    if (slot < TGR_RD_SLOTS) {
+        TgrRead *rd = &s->rd[slot];
+        uint8_t want = rd->op == FABRIC_TGR_READ_REQ ? FABRIC_TGR_READ_REP
+                                                     : FABRIC_TGR_ATOMIC_REP;
+
+        return rd->state == TGR_RD_PENDING && rd->tag == tag &&
+               rd->node == src && (op == want || op == FABRIC_TGR_NACK);
+    }
+    if (slot - TGR_RD_SLOTS < TGR_XFER_SLOTS) {
+        TgrXfer *x = &s->xfer[slot - TGR_RD_SLOTS];
+
+        return x->busy && x->tag == tag && x->node == src &&
+               (op == FABRIC_TGR_READ_REP || op == FABRIC_TGR_NACK);
+    }
+    return false;
+}
 
 void tgr_reply(TgrState *s, uint32_t tag, int status, const uint8_t *data,
                uint32_t len)

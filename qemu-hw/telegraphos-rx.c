@@ -167,13 +167,25 @@ static void tgr_rx_mcast(TgrState *s, uint16_t src, const FabricTgrHdr *t,
     TgrExport e = { 0 };
     int err;
 
+    uint32_t gpage = t->eidx & 0xffff;
+    uint64_t eidx;
+
     /* Not (or no longer) a member: the copy is not ours to apply. */
     if (group >= TGR_GROUPS || s->group_eidx[group] == TGR_GROUP_NONE) {
         return;
     }
-    err = len ? tgr_export_read(s, s->group_eidx[group] + (t->eidx & 0xffff),
-                                &e)
-              : TGR_ERR_BADSIZE;
+    /*
+     * Beyond the group's pages the next export entries may be another
+     * group's copy: the page must be one of this group's.
+     */
+    eidx = (uint64_t)s->group_eidx[group] + gpage;
+    if (!len) {
+        err = TGR_ERR_BADSIZE;
+    } else if (gpage >= s->group_pages[group] || eidx >= s->exp_count) {
+        err = TGR_ERR_RANGE;
+    } else {
+        err = tgr_export_read(s, eidx, &e);
+    }
     if (!err && !(e.flags & TGR_EXP_MCAST)) {
         err = TGR_ERR_RIGHTS;
     }
@@ -355,6 +367,45 @@ static void tgr_rx_request(TgrState *s, uint16_t src, const uint8_t *p,
 
 /* ---- replies and NACKs: never held ---- */
 
+/*
+ * Did we send the posted request a NACK with this tag answers, to `src`?
+ * The tag names the context and window page: the last posted request
+ * through that page must have gone to `src`, for that context, to the
+ * export the NACK names; and if the page maps something now, that same
+ * export (a NACK for an old mapping must not hit the new one).
+ */
+static bool tgr_posted_matches(TgrState *s, uint16_t src,
+                               const FabricTgrHdr *t)
+{
+    uint32_t page = t->tag & TGR_TAG_POSTED_PAGE;
+    uint8_t ctx = t->tag >> TGR_TAG_POSTED_CTX_SHIFT;
+    TgrPosted *p;
+
+    if (page >= s->window_pages) {
+        return false;
+    }
+    p = &s->posted[page];
+    if (!p->valid || p->ctx != ctx || p->node != src ||
+        p->eidx != t->eidx || p->gen != t->gen) {
+        return false;
+    }
+    return !(tgr_pte_w(s, page, 0) & TGR_PTE_VALID) ||
+           (tgr_pte_mode(s, page) == TGR_PTE_MODE_REMOTE &&
+            tgr_pte_ctx(s, page) == ctx && tgr_pte_node(s, page) == src &&
+            tgr_pte_w(s, page, 1) == t->eidx &&
+            (uint16_t)tgr_pte_w(s, page, 2) == t->gen);
+}
+
+/* A reply or NACK that answers nothing we asked of `src`: dropped. */
+static void tgr_rx_unmatched(TgrState *s, uint16_t src,
+                             const FabricTgrHdr *t)
+{
+    tgr_count(s, TGR_CNT_STALE_REPLIES);
+    qemu_log_mask(LOG_GUEST_ERROR, "telegraphos: node %u: op %u tag 0x%x "
+                  "from node %u answers no request to it; dropped\n",
+                  s->node, t->op, t->tag, src);
+}
+
 static void tgr_rx_nack(TgrState *s, uint16_t src, const FabricTgrHdr *t,
                         const uint8_t *body, uint32_t blen)
 {
@@ -364,6 +415,12 @@ static void tgr_rx_nack(TgrState *s, uint16_t src, const FabricTgrHdr *t,
     int reason;
 
     if (!fabric_tgr_nack_decode(body, blen, &n)) {
+        return;
+    }
+    if ((t->tag & TGR_TAG_POSTED) ? !tgr_posted_matches(s, src, t)
+                                  : !tgr_reply_matches(s, src, t->op,
+                                                       t->tag)) {
+        tgr_rx_unmatched(s, src, t);
         return;
     }
     reason = n.reason ? n.reason : TGR_ERR_BADADDR;
@@ -389,6 +446,11 @@ static bool tgr_is_reply(uint8_t op)
 static void tgr_rx_reply(TgrState *s, uint16_t src, const FabricTgrHdr *t,
                          const uint8_t *body, uint32_t blen)
 {
+    if (t->op != FABRIC_TGR_NACK && !tgr_reply_matches(s, src, t->op,
+                                                       t->tag)) {
+        tgr_rx_unmatched(s, src, t);
+        return;
+    }
     switch (t->op) {
     case FABRIC_TGR_READ_REP:
         if (blen >= FABRIC_TGR_REP_HDR_LEN) {
@@ -459,7 +521,25 @@ static void tgr_hold(TgrState *s, uint16_t src, const uint8_t *p,
     f->len = len;
     memcpy(f->data, p, len);
     g_queue_push_tail(&s->hold, f);
+    s->hold_bytes += TGR_HOLD_COST(len);
     tgr_count(s, TGR_CNT_HELD);
+}
+
+static TgrFrame *tgr_unhold(TgrState *s)
+{
+    TgrFrame *f = g_queue_pop_head(&s->hold);
+
+    if (f) {
+        s->hold_bytes -= TGR_HOLD_COST(f->len);
+    }
+    return f;
+}
+
+/* Full hold: the card stops reading its socket. */
+static bool tgr_hold_full(TgrState *s)
+{
+    return g_queue_get_length(&s->hold) >= s->rx_hold_frames ||
+           s->hold_bytes >= TGR_HOLD_MAX_BYTES;
 }
 
 void tgr_link_rx_data(TgrState *s, uint16_t src, const uint8_t *p,
@@ -477,8 +557,12 @@ void tgr_link_rx_data(TgrState *s, uint16_t src, const uint8_t *p,
     tgr_seq_check(s, src, &t, body, len - FABRIC_TGR_HDR_LEN);
     if (tgr_is_reply(t.op)) {
         tgr_rx_reply(s, src, &t, body, len - FABRIC_TGR_HDR_LEN);
-    } else if (s->stopped || !g_queue_is_empty(&s->hold)) {
-        /* Behind held requests a request waits its turn. */
+    } else if (s->stopped || !g_queue_is_empty(&s->hold) || tgr_tx_full(s)) {
+        /*
+         * Behind held requests a request waits its turn.  A full tx queue
+         * holds requests too: their replies would pile up in QEMU when
+         * fabricd stops reading us (a node that never reads its replies).
+         */
         tgr_hold(s, src, p, len);
     } else {
         tgr_rx_request(s, src, p, len);
@@ -489,7 +573,7 @@ bool tgr_rx_can_take(void *opaque)
 {
     TgrState *s = opaque;
 
-    if (g_queue_get_length(&s->hold) >= s->rx_hold_frames) {
+    if (tgr_hold_full(s)) {
         s->rx_throttled = true;
         return false;
     }
@@ -498,7 +582,7 @@ bool tgr_rx_can_take(void *opaque)
 
 static void tgr_rx_unthrottle(TgrState *s)
 {
-    if (s->rx_throttled && g_queue_get_length(&s->hold) < s->rx_hold_frames) {
+    if (s->rx_throttled && !tgr_hold_full(s)) {
         s->rx_throttled = false;
         fabric_link_rx_resume(&s->link);
     }
@@ -509,13 +593,26 @@ void tgr_drain_held(void *opaque)
     TgrState *s = opaque;
     TgrFrame *f;
 
-    /* A request that overflows again stops the drain where it is. */
-    while (!s->stopped && (f = g_queue_pop_head(&s->hold))) {
+    /*
+     * A request that overflows again stops the drain where it is; so does
+     * a full tx queue, until it drained to half (tgr_rx_tx_room).
+     */
+    while (!s->stopped && !tgr_tx_full(s) && (f = tgr_unhold(s))) {
         tgr_rx_request(s, f->src, f->data, f->len);
         g_free(f);
     }
+    tgr_groups_sync(s);
     tgr_rx_unthrottle(s);
     tgr_tx_wake(s);
+}
+
+void tgr_rx_tx_room(TgrState *s)
+{
+    /* From a timer: the link's tx callback must not send itself. */
+    if (((!s->stopped && !g_queue_is_empty(&s->hold)) ||
+         tgr_groups_dirty(s)) && !timer_pending(s->drain_timer)) {
+        timer_mod(s->drain_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
 }
 
 void tgr_rx_resume(TgrState *s)
@@ -541,7 +638,7 @@ void tgr_rx_flush(TgrState *s)
 {
     TgrFrame *f;
 
-    while ((f = g_queue_pop_head(&s->hold))) {
+    while ((f = tgr_unhold(s))) {
         g_free(f);
     }
     while ((f = g_queue_pop_head(&s->loop))) {

@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/host-utils.h"
+#include "qemu/guest-random.h"
 #include "hw/boards.h"
 #include "hw/core/cpu.h"
 #include "sysemu/dma.h"
@@ -92,15 +93,21 @@ bool tgr_reachable(TgrState *s, uint16_t node)
            (!s->nodes || node < s->nodes);
 }
 
-uint32_t tgr_new_tag(TgrState *s, unsigned slot)
+uint32_t tgr_new_tag(unsigned slot, uint32_t old)
 {
-    /* bit 31 stays clear: it marks posted tags */
-    s->tag_gen = (s->tag_gen + 1) &
-                 ((TGR_TAG_POSTED >> TGR_TAG_SLOT_BITS) - 1);
-    if (!s->tag_gen) {
-        s->tag_gen = 1;
-    }
-    return s->tag_gen << TGR_TAG_SLOT_BITS | slot;
+    uint32_t nonce, tag;
+
+    /*
+     * Random, not a counter: a node that sees some of our tags must not
+     * guess the others.  Bit 31 stays clear: it marks posted tags.  Never
+     * the slot's last tag, so that a late reply to it is not taken.
+     */
+    do {
+        qemu_guest_getrandom_nofail(&nonce, sizeof(nonce));
+        nonce &= TGR_TAG_NONCE_MASK;
+        tag = nonce << TGR_TAG_SLOT_BITS | slot;
+    } while (!nonce || tag == old);
+    return tag;
 }
 
 static uint32_t tgr_posted_tag(uint8_t ctx, uint32_t page, bool dma)
@@ -184,14 +191,21 @@ void tgr_tx_wake(TgrState *s)
     }
 }
 
+bool tgr_tx_full(TgrState *s)
+{
+    return fabric_link_tx_queued(&s->link) >= s->tx_queue_kb * KiB;
+}
+
 void tgr_tx_drained(void *opaque)
 {
     TgrState *s = opaque;
 
     /* Half empty before the parked stores run again: fewer round trips */
-    if (s->tx_waiters &&
-        fabric_link_tx_queued(&s->link) <= s->tx_queue_kb * KiB / 2) {
-        tgr_tx_wake(s);
+    if (fabric_link_tx_queued(&s->link) <= s->tx_queue_kb * KiB / 2) {
+        if (s->tx_waiters) {
+            tgr_tx_wake(s);
+        }
+        tgr_rx_tx_room(s);
     }
 }
 
@@ -300,6 +314,15 @@ static int tgr_post(TgrState *s, uint32_t page, FabricTgrHdr *t,
     tgr_tx_wait_room(s, dst, FABRIC_TGR_HDR_LEN + blen);
     if (!tgr_send(s, dst, t, body, blen)) {
         return TGR_ERR_UNREACHABLE;
+    }
+    if (dst != FABRIC_NODE_ALL) {
+        s->posted[page] = (TgrPosted) {
+            .valid = true,
+            .ctx = tgr_pte_ctx(s, page),
+            .node = dst,
+            .gen = t->gen,
+            .eidx = t->eidx,
+        };
     }
     tgr_count_access(s, page);
     return TGR_ERR_OK;

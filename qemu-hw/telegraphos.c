@@ -24,12 +24,14 @@
 
 #define TGR_REGS_END        0x1000
 #define TGR_GROUP_END       (TGR_REG_GROUP_EIDX + 4 * TGR_GROUPS)
+#define TGR_GPAGES_END      (TGR_REG_GROUP_PAGES + 4 * TGR_GROUPS)
 #define TGR_CNT_END         (TGR_REG_COUNTERS + 8 * TGR_CNT_NUM)
 #define TGR_CTX_END         (TGR_CTX_TABLE + TGR_CTX_MAX * TGR_CTX_ENTRY)
 #define TGR_TIMEOUT_MIN_US  100
 #define TGR_TIMEOUT_MAX_US  10000000
 
-QEMU_BUILD_BUG_ON(TGR_GROUP_END > TGR_REGS_END);
+QEMU_BUILD_BUG_ON(TGR_GROUP_END > TGR_REG_GROUP_PAGES);
+QEMU_BUILD_BUG_ON(TGR_GPAGES_END > TGR_REGS_END);
 QEMU_BUILD_BUG_ON(TGR_CNT_END > TGR_REG_GROUP_EIDX);
 QEMU_BUILD_BUG_ON(TGR_CTX_END > TGR_PTE_TABLE);
 QEMU_BUILD_BUG_ON(TGR_PTE_TABLE + TGR_PTE_SIZE * TGR_WIN_PAGES_MAX >
@@ -134,6 +136,39 @@ static void tgr_send_control(TgrState *s, uint8_t op, uint16_t arg)
                          p, fabric_tgr_group_encode(op, arg, p), NULL, 0);
 }
 
+bool tgr_groups_dirty(TgrState *s)
+{
+    for (int g = 0; g < TGR_GROUPS; g++) {
+        if (s->group_told[g] != (s->group_eidx[g] != TGR_GROUP_NONE)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Tell fabricd the groups whose membership changed since we last told it.
+ * A guest that joins and leaves in a loop while the tx queue is full must
+ * not queue a frame per write: the changes wait here, one bit per group,
+ * and go out when the queue has room (tgr_drain_held).
+ */
+void tgr_groups_sync(TgrState *s)
+{
+    for (int g = 0; g < TGR_GROUPS && s->link_up; g++) {
+        bool member = s->group_eidx[g] != TGR_GROUP_NONE;
+
+        if (s->group_told[g] == member) {
+            continue;
+        }
+        if (tgr_tx_full(s)) {
+            return;
+        }
+        tgr_send_control(s, member ? FABRIC_CTL_TGR_JOIN
+                                   : FABRIC_CTL_TGR_LEAVE, g);
+        s->group_told[g] = member;
+    }
+}
+
 static void tgr_link_down(TgrState *s)
 {
     bool was_up = s->link_up;
@@ -163,11 +198,8 @@ static void tgr_rx_control(TgrState *s, const uint8_t *p, uint32_t len)
         s->nodes = ack.nodes;
         s->link_up = true;
         /* fabricd forgot us if it restarted: join our groups again */
-        for (int g = 0; g < TGR_GROUPS; g++) {
-            if (s->group_eidx[g] != TGR_GROUP_NONE) {
-                tgr_send_control(s, FABRIC_CTL_TGR_JOIN, g);
-            }
-        }
+        memset(s->group_told, 0, sizeof(s->group_told));
+        tgr_groups_sync(s);
         tgr_raise(s, TGR_INT_LINK);
         break;
     case FABRIC_CTL_REJECT:
@@ -232,17 +264,17 @@ static void tgr_link_event(void *opaque, bool up)
 static void tgr_groups_leave(TgrState *s)
 {
     for (int g = 0; g < TGR_GROUPS; g++) {
-        if (s->group_eidx[g] != TGR_GROUP_NONE && s->link_up) {
-            tgr_send_control(s, FABRIC_CTL_TGR_LEAVE, g);
-        }
         s->group_eidx[g] = TGR_GROUP_NONE;
+        s->group_pages[g] = 0;
     }
+    tgr_groups_sync(s);
 }
 
 /* SOFT_RESET: page, context and group tables, latches, rings, stop. */
 static void tgr_soft_reset(TgrState *s)
 {
     memset(s->pte, 0, (size_t)s->window_pages * TGR_PTE_SIZE);
+    memset(s->posted, 0, sizeof(*s->posted) * s->window_pages);
     memset(s->ctx_table, 0, sizeof(s->ctx_table));
     tgr_groups_leave(s);
     tgr_rd_reset(s);
@@ -296,6 +328,9 @@ static uint64_t tgr_bar0_read(void *opaque, hwaddr addr, unsigned size)
     }
     if (addr >= TGR_REG_GROUP_EIDX && addr < TGR_GROUP_END) {
         return s->group_eidx[(addr - TGR_REG_GROUP_EIDX) / 4];
+    }
+    if (addr >= TGR_REG_GROUP_PAGES && addr < TGR_GPAGES_END) {
+        return s->group_pages[(addr - TGR_REG_GROUP_PAGES) / 4];
     }
     if (addr >= TGR_REG_COUNTERS && addr < TGR_CNT_END) {
         uint64_t v = s->cnt[(addr - TGR_REG_COUNTERS) / 8];
@@ -358,14 +393,8 @@ static uint64_t tgr_bar0_read(void *opaque, hwaddr addr, unsigned size)
 
 static void tgr_group_write(TgrState *s, int g, uint32_t eidx)
 {
-    bool was = s->group_eidx[g] != TGR_GROUP_NONE;
-    bool now = eidx != TGR_GROUP_NONE;
-
     s->group_eidx[g] = eidx;
-    if (was != now && s->link_up) {
-        tgr_send_control(s, now ? FABRIC_CTL_TGR_JOIN : FABRIC_CTL_TGR_LEAVE,
-                         g);
-    }
+    tgr_groups_sync(s);
 }
 
 static void tgr_bar0_write(void *opaque, hwaddr addr, uint64_t val,
@@ -397,6 +426,10 @@ static void tgr_bar0_write(void *opaque, hwaddr addr, uint64_t val,
     }
     if (addr >= TGR_REG_GROUP_EIDX && addr < TGR_GROUP_END) {
         tgr_group_write(s, (addr - TGR_REG_GROUP_EIDX) / 4, v);
+        return;
+    }
+    if (addr >= TGR_REG_GROUP_PAGES && addr < TGR_GPAGES_END) {
+        s->group_pages[(addr - TGR_REG_GROUP_PAGES) / 4] = v;
         return;
     }
     switch (addr) {
@@ -582,6 +615,7 @@ static void tgr_realize(PCIDevice *pdev, Error **errp)
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar4);
 
     s->pte = g_new0(uint32_t, (size_t)s->window_pages * 4);
+    s->posted = g_new0(TgrPosted, s->window_pages);
     s->peer = g_new0(TgrPeer, FABRIC_MAX_NODES);
     g_queue_init(&s->hold);
     g_queue_init(&s->loop);
@@ -612,6 +646,7 @@ static void tgr_exit(PCIDevice *pdev)
     timer_free(s->drain_timer);
     timer_free(s->loop_timer);
     g_free(s->pte);
+    g_free(s->posted);
     g_free(s->peer);
     msi_uninit(pdev);
     if (s->migration_blocker) {

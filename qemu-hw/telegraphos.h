@@ -36,18 +36,32 @@ OBJECT_DECLARE_SIMPLE_TYPE(TgrState, TELEGRAPHOS)
 #define TGR_XFER_SLOTS      256
 
 /*
- * Tags.  A request that waits for a reply carries slot | generation << 10:
+ * Tags.  A request that waits for a reply carries slot | nonce << 10:
  * slots 0..TGR_RD_SLOTS-1 are the read records (vCPU * TGR_RD_PER_CPU +
- * index), the transfers follow.  Posted
- * requests (WRITE, REQ, DMA_PUT chunks) carry TGR_TAG_POSTED with the ctx
- * and window page, so that a NACK can name them in its event.
+ * index), the transfers follow; the nonce is 21 random bits drawn for each
+ * request, so that no node can guess the tag of a request it did not see.
+ * Posted requests (WRITE, REQ, DMA_PUT chunks) carry TGR_TAG_POSTED with
+ * the ctx and window page, so that a NACK can name them in its event.
+ * A reply or NACK counts only if it comes from the node the request went
+ * to (fabricd stamps the source).
  */
 #define TGR_TAG_SLOT_BITS   10
 #define TGR_TAG_SLOT_MASK   ((1u << TGR_TAG_SLOT_BITS) - 1)
+#define TGR_TAG_NONCE_MASK  ((TGR_TAG_POSTED >> TGR_TAG_SLOT_BITS) - 1)
 #define TGR_TAG_POSTED      0x80000000u
 #define TGR_TAG_POSTED_DMA  0x40000000u
 #define TGR_TAG_POSTED_CTX_SHIFT 16
 #define TGR_TAG_POSTED_PAGE 0x3fffu
+
+/*
+ * Requests held (the NI is stopped, or replies wait for room in the tx
+ * queue): at most rx-hold-frames and this many bytes, beyond which the card
+ * stops reading its socket.  One socket read (FABRIC_LINK_READ_MAX) may
+ * complete a few more frames.
+ */
+#define TGR_HOLD_MAX_BYTES  (4 * MiB)
+/* What one held frame costs: its bytes, the TgrFrame and the GList link */
+#define TGR_HOLD_COST(len)  (sizeof(TgrFrame) + (len) + 3 * sizeof(void *))
 
 /* Which BAR a read record's key names */
 #define TGR_KEY_BAR2        2
@@ -105,6 +119,19 @@ typedef struct TgrCpu {
     uint32_t larg_status;   /* why the last latch store failed */
     uint32_t fetch_status;  /* of the last FETCH store */
 } TgrCpu;
+
+/*
+ * Where the last posted request through a window page went: a NACK for
+ * it must come from there and name that export, also after the page was
+ * unmapped (the kernel's one-store pages are cleared at once).
+ */
+typedef struct TgrPosted {
+    bool valid;
+    uint8_t ctx;
+    uint16_t node;
+    uint16_t gen;
+    uint32_t eidx;
+} TgrPosted;
 
 /* Sequence state for one peer node */
 typedef struct TgrPeer {
@@ -167,18 +194,21 @@ struct TgrState {
     uint32_t rread_timeout_us;
     bool stopped;
     uint32_t group_eidx[TGR_GROUPS];
+    uint32_t group_pages[TGR_GROUPS];
+    bool group_told[TGR_GROUPS];    /* fabricd knows we are a member */
     uint8_t ctx_table[TGR_CTX_MAX * TGR_CTX_ENTRY];
     uint32_t *pte;              /* window_pages x 4 words */
+    TgrPosted *posted;          /* window_pages */
     uint64_t cnt[TGR_CNT_NUM];
 
     TgrCpu cpu[TGR_MAX_CPUS];
     TgrRead rd[TGR_RD_SLOTS];   /* vCPU i: rd[i * TGR_RD_PER_CPU ...] */
     uint64_t rd_issued;
     TgrXfer xfer[TGR_XFER_SLOTS];
-    uint32_t tag_gen;
     uint64_t tx_waiters;        /* vCPUs parked for tx room */
 
     GQueue hold;                /* TgrFrame: requests while stopped */
+    uint64_t hold_bytes;        /* TGR_HOLD_COST of the held frames */
     bool rx_throttled;
     GQueue loop;                /* TgrFrame: to ourselves */
 };
@@ -190,6 +220,9 @@ void tgr_raise(TgrState *s, uint32_t bits);
 void tgr_event(TgrState *s, uint8_t type, uint8_t reason, uint8_t ctx,
                uint8_t op, uint16_t node, uint16_t cpu, uint32_t page,
                uint32_t data);
+/* Membership changes fabricd was not told yet (the tx queue was full) */
+bool tgr_groups_dirty(TgrState *s);
+void tgr_groups_sync(TgrState *s);
 /* Add 1 to the done (or errors) word of ctx's status page */
 void tgr_ctx_status_add(TgrState *s, uint8_t ctx, bool error);
 int64_t tgr_rread_timeout_ns(TgrState *s);
@@ -236,7 +269,10 @@ bool tgr_reachable(TgrState *s, uint16_t node);
 void tgr_tx_wait_room(TgrState *s, uint16_t dst, uint32_t bytes);
 /* Decrement window page's access counter (an access happened) */
 void tgr_count_access(TgrState *s, uint32_t page);
-uint32_t tgr_new_tag(TgrState *s, unsigned slot);
+/* A fresh tag for read record or transfer slot `slot`, unlike `old` */
+uint32_t tgr_new_tag(unsigned slot, uint32_t old);
+/* Is the tx queue at its bound?  Then requests that answer wait. */
+bool tgr_tx_full(TgrState *s);
 void tgr_tx_wake(TgrState *s);
 void tgr_tx_drained(void *opaque);
 
@@ -264,7 +300,12 @@ void tgr_ctx_forget(TgrState *s, uint8_t ctx);
 /* A free transfer slot and its tag, or NULL */
 TgrXfer *tgr_xfer_alloc(TgrState *s, uint32_t *tag);
 void tgr_arm_deadline(TgrState *s, int64_t deadline);
-/* A reply or NACK came for `tag`: finish or fail what waits for it */
+/*
+ * Does a reply (op) or NACK from `src` answer a request that waits for
+ * `tag`?  It must come from the node the request went to.
+ */
+bool tgr_reply_matches(TgrState *s, uint16_t src, uint8_t op, uint32_t tag);
+/* A reply or NACK came for `tag` (matched): finish or fail what waits */
 void tgr_reply(TgrState *s, uint32_t tag, int status, const uint8_t *data,
                uint32_t len);
 /* Fail everything waiting on `node` (FABRIC_NODE_ALL: every node) */
@@ -288,6 +329,8 @@ bool tgr_rx_can_take(void *opaque);
 void tgr_drain_held(void *opaque);
 void tgr_loop_run(void *opaque);
 void tgr_rx_flush(TgrState *s);
+/* The tx queue drained: held requests may go on */
+void tgr_rx_tx_room(TgrState *s);
 void tgr_rx_resume(TgrState *s);
 
 #endif

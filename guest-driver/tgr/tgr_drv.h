@@ -46,6 +46,7 @@
 #define TGR_EVQ_ENTRIES		1024
 #define TGR_CTX_EVENTS		256	/* per file, a power of 2 */
 #define TGR_MAX_OBJ_ID		0xffff
+#define TGR_PENALTY_UIDS	16	/* users whose queue was withdrawn */
 
 /* One entry of the segment directory (in a directory page, LE) */
 struct tgr_dir_entry {
@@ -128,9 +129,13 @@ struct tgr_queue {
 	struct page **pool;		/* pool_pages pages, vmapped */
 	u32 pool_pages;
 	void *pool_va;
-	struct tgr_seg *seg;		/* the hardware buffer's export */
+	struct tgr_seg *seg;		/* the hardware buffer's export; NULL:
+					 * withdrawn (it held the NI too long) */
 	struct page **seg_pages;
+	struct tgr_ctx *ctx;		/* the owner */
+	long charged;			/* pages counted in ctx->pinned */
 	bool stopped;			/* the NI waits for RELINK on it */
+	bool withdrawn;
 	u64 overflows;
 };
 
@@ -217,10 +222,28 @@ struct tgr_dev {
 	unsigned long *stale_pages;
 	struct work_struct stale_work;
 
+	/*
+	 * A deferred overflow (dnp held, or no free copy buffer) keeps the
+	 * NI stopped for every node until its owner RELINKs. The owner may
+	 * be any local user: after stop_max_ms the queue is withdrawn and
+	 * the NI resumes, and for stop_penalty_s that user's deferred
+	 * overflows withdraw their queue at once.
+	 */
+	struct tgr_queue *stop_q;	/* the queue the NI waits for */
+	unsigned long stop_stamp;	/* since when */
+	struct delayed_work stop_work;
+	struct {
+		kuid_t uid;
+		unsigned long until;	/* jiffies */
+	} penalty[TGR_PENALTY_UIDS];
+	u64 stopped_ms, withdrawn;
+
 	u64 overflows, relinks, resumes, sigbus;
 };
 
 extern unsigned int tgr_max_pinned_mb;
+extern unsigned int tgr_stop_max_ms;
+extern unsigned int tgr_stop_penalty_s;
 
 /* tgr_main.c */
 static inline u32 tgr_rd(struct tgr_dev *dev, u32 off)
@@ -285,6 +308,8 @@ int tgr_ioc_req_relink(struct tgr_ctx *ctx, struct tgr_req_relink *arg);
 int tgr_ioc_req_destroy(struct tgr_ctx *ctx, u32 qid);
 void tgr_queue_free(struct tgr_ctx *ctx, struct tgr_queue *q);
 void tgr_overflow(struct tgr_dev *dev);
+void tgr_stop_init(struct tgr_dev *dev);
+void tgr_stop_work(struct work_struct *work);
 u32 tgr_queue_count(struct tgr_dev *dev);
 
 #endif /* _TGR_DRV_H */

@@ -406,6 +406,8 @@ int tgr_ioc_mcast_join(struct tgr_ctx *ctx, struct tgr_mcast_join *arg)
 			      (g->seg->first_eidx + i) << 16, 0);
 	g->imp = imp;
 	g->group = arg->group;
+	/* the size first: a copy beyond it must never reach the next group */
+	tgr_wr(dev, TGR_REG_GROUP_PAGES + 4 * arg->group, npages);
 	tgr_wr(dev, TGR_REG_GROUP_EIDX + 4 * arg->group, g->seg->first_eidx);
 	list_add(&g->link, &ctx->groups);
 	arg->npages = npages;
@@ -426,8 +428,10 @@ void tgr_group_free(struct tgr_ctx *ctx, struct tgr_group *g)
 {
 	struct tgr_dev *dev = ctx->dev;
 
-	if (!dev->gone)
+	if (!dev->gone) {
 		tgr_wr(dev, TGR_REG_GROUP_EIDX + 4 * g->group, TGR_GROUP_NONE);
+		tgr_wr(dev, TGR_REG_GROUP_PAGES + 4 * g->group, 0);
+	}
 	tgr_import_free(ctx, g->imp);
 	tgr_seg_remove(ctx, g->seg);
 	list_del(&g->link);

@@ -742,6 +742,9 @@ static int tgr_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (off >> (TGR_MMAP_KIND_SHIFT + 4))
 		return -EINVAL;
+	/* only shadow cookies carry an op: other bits were never handed out */
+	if (op && kind != TGR_MMAP_SHADOW_KIND)
+		return -EINVAL;
 	vma->vm_flags &= ~VM_MAYEXEC;
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 			 VM_DONTDUMP;

@@ -24,6 +24,14 @@ unsigned int tgr_max_pinned_mb = 64;
 module_param_named(max_pinned_mb, tgr_max_pinned_mb, uint, 0644);
 MODULE_PARM_DESC(max_pinned_mb, "pinned memory per open file (exports, mirrors), MiB (default 64)");
 
+unsigned int tgr_stop_max_ms = 2000;
+module_param_named(stop_max_ms, tgr_stop_max_ms, uint, 0644);
+MODULE_PARM_DESC(stop_max_ms, "longest a queue's owner may keep the NI stopped (dnp, no free copy buffer), ms, 1..60000 (default 2000)");
+
+unsigned int tgr_stop_penalty_s = 60;
+module_param_named(stop_penalty_s, tgr_stop_penalty_s, uint, 0644);
+MODULE_PARM_DESC(stop_penalty_s, "after a withdrawal, how long that user's queues may not keep the NI stopped at all, s (default 60)");
+
 static DEFINE_IDA(tgr_ida);
 
 static void tgr_dev_release(struct kref *kref)
@@ -418,6 +426,8 @@ static int tgr_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&dev->ctx_lock);
 	ida_init(&dev->obj_ida);
 	INIT_WORK(&dev->stale_work, tgr_stale_work);
+	INIT_DELAYED_WORK(&dev->stop_work, tgr_stop_work);
+	tgr_stop_init(dev);
 
 	index = ida_alloc(&tgr_ida, GFP_KERNEL);
 	if (index < 0) {
@@ -514,6 +524,7 @@ static void tgr_remove(struct pci_dev *pdev)
 	free_irq(dev->irq, dev);
 	pci_free_irq_vectors(pdev);
 	cancel_work_sync(&dev->stale_work);
+	cancel_delayed_work_sync(&dev->stop_work);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	ida_free(&tgr_ida, dev->index);

@@ -12,6 +12,7 @@
  * REQ_RELINK, called by the dequeuer that saw full, does the same.
  */
 
+#include <linux/cred.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -50,6 +51,124 @@ static void tgr_resume(struct tgr_dev *dev)
 		return;
 	tgr_wr(dev, TGR_REG_CTRL, TGR_CTRL_RESUME);
 	dev->resumes++;
+}
+
+/* ---- how long an owner may keep the NI stopped ---- */
+
+static unsigned long tgr_stop_max(void)
+{
+	return msecs_to_jiffies(clamp(READ_ONCE(tgr_stop_max_ms), 1u, 60000u));
+}
+
+void tgr_stop_init(struct tgr_dev *dev)
+{
+	unsigned int i;
+
+	dev->stop_stamp = jiffies;
+	/* expired: jiffies start near the wrap, so 0 would be the future */
+	for (i = 0; i < TGR_PENALTY_UIDS; i++)
+		dev->penalty[i].until = jiffies;
+}
+
+/* The NI no longer waits for q (RELINK, destroy, withdrawal). */
+static void tgr_stop_end(struct tgr_dev *dev, struct tgr_queue *q)
+{
+	if (dev->stop_q != q)
+		return;
+	dev->stopped_ms += jiffies_to_msecs(jiffies - dev->stop_stamp);
+	dev->stop_q = NULL;
+	/* the work looks at stop_q under dev->lock: no need to wait for it */
+	cancel_delayed_work(&dev->stop_work);
+}
+
+/* Has this user had a queue withdrawn lately?  (dev->lock held) */
+static bool tgr_uid_penalised(struct tgr_dev *dev, kuid_t uid)
+{
+	unsigned int i;
+
+	for (i = 0; i < TGR_PENALTY_UIDS; i++)
+		if (time_before(jiffies, dev->penalty[i].until) &&
+		    uid_eq(dev->penalty[i].uid, uid))
+			return true;
+	return false;
+}
+
+static void tgr_uid_penalise(struct tgr_dev *dev, kuid_t uid)
+{
+	unsigned long until = jiffies +
+		clamp(READ_ONCE(tgr_stop_penalty_s), 0u, 3600u) * HZ;
+	unsigned int i, pick = 0;
+
+	for (i = 0; i < TGR_PENALTY_UIDS; i++) {
+		if (uid_eq(dev->penalty[i].uid, uid) ||
+		    !time_before(jiffies, dev->penalty[i].until)) {
+			pick = i;
+			break;
+		}
+		if (time_before(dev->penalty[i].until, dev->penalty[pick].until))
+			pick = i;
+	}
+	dev->penalty[pick].uid = uid;
+	dev->penalty[pick].until = until;
+}
+
+/*
+ * The owner kept the NI stopped too long: its queue stops being a target
+ * (senders' REQs are refused, UNEXPORTED) and the NI resumes.  The owner
+ * keeps the region to read what is in it; RELINK fails.
+ */
+static void tgr_queue_withdraw(struct tgr_dev *dev, struct tgr_queue *q)
+{
+	struct tgr_event ev = { .type = TGR_EVENT_QFULL, .reason = 2 };
+	unsigned long flags;
+
+	tgr_stop_end(dev, q);
+	ev.id = q->qid;
+	ev.page = q->seg->first_eidx;
+	tgr_seg_remove(q->ctx, q->seg);
+	q->seg = NULL;
+	q->withdrawn = true;
+	q->stopped = false;
+	dev->withdrawn++;
+	tgr_uid_penalise(dev, q->ctx->filp->f_cred->euid);
+	dev_warn_ratelimited(&dev->pdev->dev,
+			     "queue %u of context %u kept the NI stopped too long: withdrawn\n",
+			     q->qid, q->ctx->id);
+	spin_lock_irqsave(&dev->ctx_lock, flags);
+	tgr_ctx_event(q->ctx, &ev);
+	spin_unlock_irqrestore(&dev->ctx_lock, flags);
+	tgr_resume(dev);
+}
+
+void tgr_stop_work(struct work_struct *work)
+{
+	struct tgr_dev *dev = container_of(to_delayed_work(work),
+					   struct tgr_dev, stop_work);
+
+	mutex_lock(&dev->lock);
+	if (!dev->gone && dev->stop_q) {
+		if (time_before(jiffies, dev->stop_stamp + tgr_stop_max()))
+			mod_delayed_work(system_wq, &dev->stop_work,
+					 dev->stop_stamp + tgr_stop_max() -
+					 jiffies);
+		else
+			tgr_queue_withdraw(dev, dev->stop_q);
+	}
+	mutex_unlock(&dev->lock);
+}
+
+/*
+ * q's overflow was deferred: the NI waits for its owner, at most
+ * stop_max_ms; not at all if that user overstayed lately.
+ */
+static void tgr_stop_begin(struct tgr_dev *dev, struct tgr_queue *q)
+{
+	dev->stop_q = q;
+	dev->stop_stamp = jiffies;
+	if (tgr_uid_penalised(dev, q->ctx->filp->f_cred->euid))
+		tgr_queue_withdraw(dev, q);
+	else
+		mod_delayed_work(system_wq, &dev->stop_work, tgr_stop_max());
 }
 
 static void tgr_q_release_mem(struct tgr_queue *q)
@@ -95,6 +214,20 @@ static int tgr_q_alloc_mem(struct tgr_queue *q)
 	return 0;
 }
 
+/* The region's pages count against the file's max_pinned_mb. */
+static int tgr_q_charge(struct tgr_ctx *ctx, struct tgr_queue *q)
+{
+	long cap = (long)READ_ONCE(tgr_max_pinned_mb) << (20 - PAGE_SHIFT);
+	long n = q->lay.region_bytes >> PAGE_SHIFT;
+
+	if (atomic_long_add_return(n, &ctx->pinned) > cap) {
+		atomic_long_sub(n, &ctx->pinned);
+		return -ENOMEM;
+	}
+	q->charged = n;
+	return 0;
+}
+
 int tgr_ioc_req_create(struct tgr_ctx *ctx, struct tgr_req_create *arg)
 {
 	struct tgr_dev *dev = ctx->dev;
@@ -115,6 +248,10 @@ int tgr_ioc_req_create(struct tgr_ctx *ctx, struct tgr_req_create *arg)
 	ret = -EINVAL;	/* too many copies of that size */
 	if ((u64)copies * q->lay.copy_bytes > TGR_REQ_POOL_MAX_BYTES)
 		goto err_free;
+	/* kernel memory on a user's behalf: counted like pinned pages */
+	ret = tgr_q_charge(ctx, q);
+	if (ret)
+		goto err_free;
 	ret = tgr_q_alloc_mem(q);
 	if (ret)
 		goto err_mem;
@@ -134,6 +271,7 @@ int tgr_ioc_req_create(struct tgr_ctx *ctx, struct tgr_req_create *arg)
 			  &q->seg);
 	if (ret)
 		goto err_id;
+	q->ctx = ctx;
 	list_add(&q->link, &ctx->queues);
 
 	arg->qid = q->qid;
@@ -151,6 +289,7 @@ err_id:
 	ida_free(&dev->obj_ida, id);
 err_mem:
 	tgr_q_release_mem(q);
+	atomic_long_sub(q->charged, &ctx->pinned);
 err_free:
 	kfree(q);
 	return ret;
@@ -166,7 +305,9 @@ void tgr_queue_free(struct tgr_ctx *ctx, struct tgr_queue *q)
 
 	tgr_unmap_cookie(ctx, TGR_MMAP_COOKIE(TGR_MMAP_QUEUE_KIND, 0, q->qid),
 			 q->lay.region_bytes);
-	tgr_seg_remove(ctx, q->seg);
+	if (q->seg)
+		tgr_seg_remove(ctx, q->seg);
+	tgr_stop_end(dev, q);
 	if (q->stopped) {
 		q->stopped = false;
 		tgr_resume(dev);
@@ -174,6 +315,7 @@ void tgr_queue_free(struct tgr_ctx *ctx, struct tgr_queue *q)
 	ida_free(&dev->obj_ida, q->qid);
 	list_del(&q->link);
 	tgr_q_release_mem(q);
+	atomic_long_sub(q->charged, &ctx->pinned);
 	kfree(q);
 }
 
@@ -207,11 +349,14 @@ int tgr_ioc_req_relink(struct tgr_ctx *ctx, struct tgr_req_relink *arg)
 	if (!q)
 		return -ENOENT;
 	arg->linked = 0;
+	if (q->withdrawn)
+		return -ETIMEDOUT;
 	if (!q->stopped)
 		return 0;	/* a stale full flag: nothing waits */
 	tgr_q_ql(q, &ql);
 	ret = tgr_ql_relink(&ql, &moved);
 	if (ret == 0 || ret == -EIO) {
+		tgr_stop_end(ctx->dev, q);
 		q->stopped = false;
 		ctx->dev->relinks++;
 		tgr_resume(ctx->dev);
@@ -234,7 +379,7 @@ static struct tgr_queue *tgr_queue_by_eidx(struct tgr_dev *dev, u32 eidx,
 		if (!dev->ctxs[i])
 			continue;
 		list_for_each_entry(q, &dev->ctxs[i]->queues, link) {
-			if (q->seg->first_eidx == eidx) {
+			if (q->seg && q->seg->first_eidx == eidx) {
 				*owner = dev->ctxs[i];
 				return q;
 			}
@@ -282,6 +427,7 @@ void tgr_overflow(struct tgr_dev *dev)
 		spin_lock_irqsave(&dev->ctx_lock, flags);
 		tgr_ctx_event(ctx, &ev);
 		spin_unlock_irqrestore(&dev->ctx_lock, flags);
+		tgr_stop_begin(dev, q);
 		goto out;
 	}
 	if (ret == -EIO || ret == -EFAULT)

@@ -10,7 +10,8 @@
  *                        stale" per import ("mcast" for groups)
  *   queues               "qid segid bytes overflows stopped ctx" per queue
  *   rread_timeout_us     (rw) remote read and atomic timeout
- *   driver_stats         overflows, relinks, resumes, sigbus
+ *   driver_stats         overflows, relinks, resumes, sigbus, stopped_ms,
+ *                        withdrawn
  *   counters/            the card's counters (TGR_CNT_*)
  */
 
@@ -142,7 +143,7 @@ static ssize_t queues_show(struct device *d, struct device_attribute *attr,
 			continue;
 		list_for_each_entry(q, &dev->ctxs[i]->queues, link)
 			n += sysfs_emit_at(buf, n, "%u %u %u %llu %u %u\n",
-					   q->qid, q->seg->segid,
+					   q->qid, q->seg ? q->seg->segid : 0,
 					   q->lay.hw_bytes, q->overflows,
 					   q->stopped, i);
 	}
@@ -156,9 +157,9 @@ static ssize_t driver_stats_show(struct device *d,
 {
 	struct tgr_dev *dev = tgr_from_dev(d);
 
-	return sysfs_emit(buf, "overflows %llu\nrelinks %llu\nresumes %llu\nsigbus %llu\n",
+	return sysfs_emit(buf, "overflows %llu\nrelinks %llu\nresumes %llu\nsigbus %llu\nstopped_ms %llu\nwithdrawn %llu\n",
 			  dev->overflows, dev->relinks, dev->resumes,
-			  dev->sigbus);
+			  dev->sigbus, dev->stopped_ms, dev->withdrawn);
 }
 static DEVICE_ATTR_RO(driver_stats);
 

@@ -188,7 +188,10 @@ struct tgr_mcast_leave {
  *   STALE  import `id` went stale (peer unexported, exited or restarted)
  *   QFULL  queue `id` overflowed and waits for TGR_IOC_REQ_RELINK; reason
  *          0: a dequeue was running (dnp), 1: no free copy buffer; page =
- *          the queue's eidx, node = the sender whose REQ overflowed it
+ *          the queue's eidx, node = the sender whose REQ overflowed it.
+ *          Reason 2: the queue kept the NI stopped beyond the driver's
+ *          bound (stop_max_ms) and was withdrawn: no longer a target,
+ *          RELINK fails with ETIMEDOUT; read what is left, then destroy it
  */
 #define TGR_EVENT_STALE		32
 #define TGR_EVENT_QFULL		33

@@ -5,7 +5,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-ps1 "${1:-direct}"
-plan 16
+plan 18
 boot_cluster "ps1 2x2 torus" -n 4 --fabric ps1 --topology torus:2x2
 
 out=$(vc exec all -- 'cat /sys/bus/pci/drivers/ps1/0000:*/state /sys/bus/pci/drivers/ps1/0000:*/topology' | sort | tr '\n' ' ')
@@ -98,6 +98,18 @@ else
 		"rx $rx_before->$rx_after parity $parity_before->$parity_after"
 fi
 vc fault clear > /dev/null
+
+# drvfuzz: seeded random ioctls, ioctl numbers, mmaps, reads and writes on
+# /dev/ps1 as root (the device is root-only), with another root process
+# holding the board open; every mmap that works must be one the driver gave.
+fuzz_ops=${PS1_FUZZ_OPS:-10000}
+fuzz_seed=${PS1_FUZZ_SEED:-17}
+out=$(vc exec -t 600 2 -- "drvfuzz ps1 $fuzz_seed $fuzz_ops 0" 2>&1)
+rc=$?
+[ "$rc" = 0 ] && echo "$out" | grep -q "^ok   drvfuzz ps1: $fuzz_ops ops, seed $fuzz_seed, uid 0" &&
+	pass "$mode: drvfuzz ps1: $fuzz_ops random ioctls, mmaps, reads and writes (seed $fuzz_seed): nothing mapped it was not given" ||
+	fail "$mode: drvfuzz ps1 (seed $fuzz_seed, $fuzz_ops ops)" "exit $rc: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
+check "$mode: the board works after drvfuzz" pingpong 2 3 10 8
 
 check "$mode: guest dmesg is clean" vc exec all -- ps1test dmesg
 vc down > /dev/null

@@ -23,18 +23,28 @@
 #     timeout, and the reader's VM stays responsive;
 #   - the driver's tool: refused ioctls, mmaps and shadow accesses, and
 #     every operation in loopback on one card (tgrtest bad, tgrtest local);
+#   - a local user (nobody) who holds do-not-preempt-me on a queue that
+#     overflows stops its node's card only until the driver's bound
+#     (stop_max_ms): the queue is withdrawn and the card serves others;
+#   - drvfuzz: seeded random ioctls, ioctl numbers, mmaps, reads and writes
+#     on /dev/tgr0 as nobody, with a root process's objects alongside: no
+#     mapping of anything the driver did not give the fuzzer, the card
+#     still works afterwards;
 #   - clean guest dmesg, no QEMU left after down.
 # Every FAIL line and every exit status of a tool fails a check.
 # tests/cluster/tgr.sh direct|libvirt
-# Env: TGR_REQ_ITEMS (100000 per sender), TGR_FINC_COUNT (2000 per node).
+# Env: TGR_REQ_ITEMS (100000 per sender), TGR_FINC_COUNT (2000 per node),
+# TGR_FUZZ_OPS (10000), TGR_FUZZ_SEED (13).
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-tgr "${1:-direct}"
 items=${TGR_REQ_ITEMS:-100000}
 finc=${TGR_FINC_COUNT:-2000}
+fuzz_ops=${TGR_FUZZ_OPS:-10000}
+fuzz_seed=${TGR_FUZZ_SEED:-13}
 sysfs=/sys/class/misc/tgr0/device
 start=$(date +%s)
-plan 35
+plan 41
 boot_cluster "4 nodes on the telegraphos fabric" -n 4 --fabric telegraphos
 
 since() { echo "$(($(date +%s) - $1)) s"; }
@@ -137,7 +147,7 @@ else
 		pass "$mode: the card counted $((ovf1 - ovf0)) overflows (req_ovf)" ||
 		fail "$mode: the card counted overflows (req_ovf)" "before ${ovf0:-?} after ${ovf1:-?}"
 fi
-echo "  REQ run: $(since "$t0")"
+echo "  REQ run: $(since "$t0"); node0's driver: $(vc exec 0 -- "cat $sysfs/driver_stats" 2>/dev/null | tr '\n' ' ')"
 
 # ---------------------------------------------------------- fetch_inc x 4 nodes
 t0=$(date +%s)
@@ -309,6 +319,55 @@ for sub in bad local; do
 		pass "$mode: tgrtest $sub: $nok checks on node2" ||
 		fail "$mode: tgrtest $sub on node2" "exit $rc: $(echo "$out" | grep -v '^ok ' | head -n 4 | tr '\n' ' ')"
 done
+
+# ----------------------------- a local user holds do-not-preempt-me (issue 13)
+# node1's card serves a page; nobody on node1 sets dnp in its own queue and
+# overflows it through the loopback: the card stops for every node until
+# the driver withdraws the queue (stop_max_ms, default 2 s)
+stop_ms=$(vc exec 1 -- "cat /sys/module/tgr/parameters/stop_max_ms" 2>/dev/null | tr -dc 0-9)
+vc exec 1 -- "rm -f /tmp/sv.log /tmp/hog.log" > /dev/null
+bgl 1 /tmp/sv.log "tgrtest serve 1 rw 300"
+sseg=$(wait_log 1 /tmp/sv.log '^segid' 60 | sed -n 's/^segid //p')
+wd0=$(vc exec 1 -- "cat $sysfs/driver_stats" 2>/dev/null | sed -n 's/^withdrawn //p')
+bgl 1 /tmp/hog.log "TGRTEST_AS=65534 tgrtest qhog 64 30"
+_w=0 seen=0
+while [ $_w -lt 40 ]; do
+	[ "$(vc exec 1 -- "cat $sysfs/stopped" 2>/dev/null | tr -dc 0-9)" = 1 ] && { seen=1; break; }
+	has "$(vc exec 1 -- "cat /tmp/hog.log" 2>/dev/null)" '^exit ' && break
+	sleep 0.25
+	_w=$((_w + 1))
+done
+hlog=$(wait_log 1 /tmp/hog.log '^exit ' 60)
+report "$hlog"
+{ [ $seen = 1 ] || has "$hlog" '^ok qhog: a held dnp stopped the NI'; } &&
+	pass "$mode: nobody holding dnp on an overflowing queue stops node1's card" ||
+	fail "$mode: nobody holding dnp on an overflowing queue stops node1's card" "$(echo "$hlog" | tail -n 3 | tr '\n' ' ')"
+hms=$(echo "$hlog" | sed -n 's/^ok qhog: a held dnp stopped the NI for \([0-9]*\) ms.*/\1/p')
+[ -n "$hms" ] && [ "$hms" -le $(( ${stop_ms:-2000} + 3000 )) ] && clean "$hlog" &&
+	pass "$mode: the driver resumed the card after $hms ms (stop_max_ms ${stop_ms:-?}) and withdrew the queue" ||
+	fail "$mode: the driver resumes the card within stop_max_ms and withdraws the queue" "${hms:-never} ms: $(echo "$hlog" | grep -e FAIL -e exit | tr '\n' ' ')"
+wd1=$(vc exec 1 -- "cat $sysfs/driver_stats" 2>/dev/null | sed -n 's/^withdrawn //p')
+[ "${wd1:-0}" -gt "${wd0:-0}" ] &&
+	pass "$mode: node1's driver counted the withdrawal (withdrawn ${wd0:-?} -> $wd1)" ||
+	fail "$mode: node1's driver counted the withdrawal" "withdrawn ${wd0:-?} -> ${wd1:-?}"
+out=$(vc exec -t 60 2 -- "tgrtest write 1 ${sseg:-0} 16 0x7e57 && tgrtest read 1 ${sseg:-0} 16" 2>&1)
+has "$out" '0x7e57\|7e57' &&
+	pass "$mode: node1's card serves node2 again (remote write, then read)" ||
+	fail "$mode: node1's card serves node2 again (remote write, then read)" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+
+# ------------------------------------------------ drvfuzz on /dev/tgr0 as nobody
+t0=$(date +%s)
+out=$(vc exec -t 600 2 -- "drvfuzz tgr $fuzz_seed $fuzz_ops" 2>&1)
+rc=$?
+report "$out"
+[ "$rc" = 0 ] && has "$out" "^ok   drvfuzz tgr: $fuzz_ops ops, seed $fuzz_seed, uid 65534" &&
+	pass "$mode: drvfuzz tgr: $fuzz_ops random ioctls, mmaps, reads and writes as nobody (seed $fuzz_seed): nothing mapped it was not given ($(since "$t0"))" ||
+	fail "$mode: drvfuzz tgr (seed $fuzz_seed, $fuzz_ops ops)" "exit $rc: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
+out=$(vc exec -t 60 2 -- "tgrtest write 1 ${sseg:-0} 20 0xf00d && tgrtest read 1 ${sseg:-0} 20" 2>&1)
+has "$out" 'f00d' &&
+	pass "$mode: node2's card still works after the fuzz" ||
+	fail "$mode: node2's card still works after the fuzz" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+vc exec 1 -- "killall -q tgrtest; true" > /dev/null 2>&1
 
 # ------------------------------------------------------------ clean up, dmesg
 vc exec all -- "killall -q tgrcheck; true" > /dev/null 2>&1

@@ -8,6 +8,10 @@
  */
 #include "tgr-fixture.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+
 /* ---- plumbing ---------------------------------------------------------- */
 
 /* A copy of guest memory, to prove a refused request touched nothing. */
@@ -270,6 +274,302 @@ static void test_hold_back_pressure(void)
     card_down(c);
 }
 
+/* ---- a node that floods READ_REQs and never reads ----------------------- */
+
+/* The resident memory of a process, in KiB (VmRSS), from /proc. */
+static uint64_t vm_rss_kib(pid_t pid)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
+    g_autofree char *text = NULL;
+    const char *at;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    at = strstr(text, "VmRSS:");
+    g_assert_nonnull(at);
+    return g_ascii_strtoull(at + 6, NULL, 10);
+}
+
+/*
+ * Write what the socket takes of buf[*done..len), without blocking;
+ * TRUE when it took something.
+ */
+static gboolean push_some(Card *c, const uint8_t *buf, size_t len,
+                          size_t *done)
+{
+    gboolean moved = FALSE;
+
+    while (*done < len) {
+        ssize_t n = write(c->ff->fd, buf + *done, MIN(len - *done, 16384));
+
+        if (n <= 0) {
+            g_assert_true(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+            break;
+        }
+        *done += n;
+        moved = TRUE;
+    }
+    return moved;
+}
+
+/*
+ * Issue 13, finding 2: replies go out through the link's tx queue.  A
+ * node that floods READ_REQs and never reads its replies made the
+ * responder's QEMU keep every reply.  Now the card holds the requests
+ * once the tx queue is at tx-queue-kb, and stops reading its socket when
+ * rx-hold-frames (or TGR_HOLD_MAX_BYTES) are held: the flooder's socket
+ * fills, QEMU's memory stays bounded, and once the replies are read
+ * every request is answered, in order.
+ */
+static void test_read_flood_back_pressure(void)
+{
+    Card *c = card_up();
+    const uint32_t n = 40000, len = 4096;
+    const uint32_t flen = FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN +
+                          FABRIC_TGR_READ_REQ_LEN;
+    g_autofree uint8_t *burst = g_malloc((size_t)n * flen);
+    size_t done = 0, total = (size_t)n * flen;
+    uint32_t got = 0, rx, held;
+    uint64_t rss0, rss1;
+
+    put_export(c, 4, PAGE(4), exp_rights(TGR_R_READ), 1, 1, 0);
+    for (uint32_t i = 0; i < len; i += 4) {
+        wr(c, PAGE(4) + i, 0x5a000000 | i);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        FabricHdr h = { .kind = K, .type = FABRIC_TYPE_DATA, .src = PEER,
+                        .dst = NODE, .len = flen - FABRIC_HDR_LEN };
+        FabricTgrHdr t = { .op = FABRIC_TGR_READ_REQ, .eidx = 4, .gen = 1,
+                           .epoch = EPOCH, .seq = c->seq[PEER]++, .tag = i };
+        uint8_t *p = burst + (size_t)i * flen;
+
+        fabric_hdr_encode(&h, p);
+        fabric_tgr_hdr_encode(&t, p + FABRIC_HDR_LEN);
+        fabric_put_le16(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, len);
+    }
+    rss0 = vm_rss_kib(c->qt->pid);
+    g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
+
+    /* Flood, never read: push until nothing moves for a second. */
+    for (int idle = 0; done < total && idle < 10;) {
+        if (push_some(c, burst, total, &done)) {
+            idle = 0;
+        } else {
+            clock_step(c, 1000);
+            g_usleep(100 * 1000);
+            idle++;
+        }
+    }
+    rx = counter(c, TGR_CNT_RX_FRAMES);
+    held = counter(c, TGR_CNT_HELD);
+    rss1 = vm_rss_kib(c->qt->pid);
+    g_test_message("the socket took %zu of %u requests; the card read %u, "
+                   "holds %u; VmRSS %" PRIu64 " -> %" PRIu64 " KiB",
+                   done / flen, n, rx, held, rss0, rss1);
+    g_assert_cmpuint(done, <, total);                  /* the socket filled */
+    g_assert_cmpuint(held, >, 0);
+    g_usleep(300 * 1000);
+    g_assert_cmpuint(counter(c, TGR_CNT_RX_FRAMES), ==, rx);    /* stopped */
+    /* tx-queue-kb (256) + TGR_HOLD_MAX_BYTES (4 MiB) + slack */
+    g_assert_cmpuint(rss1, <, rss0 + 16 * 1024);
+
+    /* Now read: every request answered, in order, with the page. */
+    g_autofree uint8_t *want = g_malloc(len);
+    for (uint32_t i = 0; i < len; i += 4) {
+        fabric_put_le32(want + i, 0x5a000000 | i);
+    }
+    while (got < n) {
+        struct pollfd pf = { .fd = c->ff->fd, .events = POLLIN };
+        FabricHdr h;
+        FabricTgrHdr t;
+
+        push_some(c, burst, total, &done);
+        if (poll(&pf, 1, 20) != 1) {
+            clock_step(c, 1000);        /* the drain runs from a timer */
+            continue;
+        }
+        g_autofree uint8_t *p = expect_tgr(c, FABRIC_TGR_READ_REP, &h, &t);
+        g_assert_cmpuint(t.tag, ==, got);
+        g_assert_cmpuint(h.len, ==, FABRIC_TGR_HDR_LEN +
+                                    FABRIC_TGR_REP_HDR_LEN + len);
+        g_assert_cmpint(p[FABRIC_TGR_HDR_LEN], ==, TGR_ERR_OK);
+        g_assert_cmpmem(p + FABRIC_TGR_HDR_LEN + FABRIC_TGR_REP_HDR_LEN, len,
+                        want, len);
+        got++;
+    }
+    g_assert_cmpuint(done, ==, total);
+    g_assert_cmpuint(counter(c, TGR_CNT_RX_FRAMES), ==, n);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 0);
+    g_test_message("VmRSS at the end %" PRIu64 " KiB", vm_rss_kib(c->qt->pid));
+    card_down(c);
+}
+
+/*
+ * While the NI is stopped, held requests are bounded in bytes too
+ * (TGR_HOLD_MAX_BYTES, 4 MiB), not only by rx-hold-frames: 20,000 DMA
+ * chunks of 4 KiB with rx-hold-frames=1000000 would otherwise be 80 MiB
+ * of QEMU's heap.  After RESUME every chunk is applied, in order.
+ */
+static void test_hold_bytes_bounded(void)
+{
+    Card *c = card_up_with(",rx-hold-frames=1000000");
+    const uint32_t n = 20000, dlen = 4096;
+    const uint32_t flen = FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + dlen;
+    g_autofree uint8_t *burst = g_malloc((size_t)n * flen);
+    size_t done = 0, total = (size_t)n * flen;
+    uint64_t rss0, rss1;
+    uint32_t held;
+
+    put_queue_export(c);
+    put_queue(c, QBUF, QWORDS, 3, 4);                       /* full at once */
+    send_req(c, PEER, QEIDX, QGEN, 0, 0xf0);
+    g_assert_cmphex(rd(c, REG(TGR_REG_CTRL)) & TGR_STATUS_STOPPED, ==,
+                    TGR_STATUS_STOPPED);
+    put_export(c, 4, PAGE(4), exp_rights(RW), 1, 1, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        FabricHdr h = { .kind = K, .type = FABRIC_TYPE_DATA, .src = PEER,
+                        .dst = NODE, .len = flen - FABRIC_HDR_LEN };
+        FabricTgrHdr t = { .op = FABRIC_TGR_WRITE, .size = 0, .eidx = 4,
+                           .gen = 1, .epoch = EPOCH,
+                           .seq = c->seq[PEER]++ };
+        uint8_t *p = burst + (size_t)i * flen;
+
+        fabric_hdr_encode(&h, p);
+        fabric_tgr_hdr_encode(&t, p + FABRIC_HDR_LEN);
+        memset(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, 0, dlen);
+        fabric_put_le32(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, i);
+    }
+    rss0 = vm_rss_kib(c->qt->pid);
+    g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
+    for (int idle = 0; done < total && idle < 10;) {
+        if (push_some(c, burst, total, &done)) {
+            idle = 0;
+        } else {
+            g_usleep(100 * 1000);
+            idle++;
+        }
+    }
+    held = counter(c, TGR_CNT_HELD);
+    rss1 = vm_rss_kib(c->qt->pid);
+    g_test_message("the socket took %zu of %u chunks; the card holds %u; "
+                   "VmRSS %" PRIu64 " -> %" PRIu64 " KiB", done / flen, n,
+                   held, rss0, rss1);
+    g_assert_cmpuint(done, <, total);
+    g_assert_cmpuint(held, <=, 4 * 1024 * 1024 / dlen + 4);
+    g_assert_cmpuint(rss1, <, rss0 + 16 * 1024);
+
+    /* RESUME: every chunk lands, the last one last. */
+    put_queue(c, QBUF, QWORDS, 3, 3);
+    wr(c, REG(TGR_REG_CTRL), TGR_CTRL_RESUME);
+    while (counter(c, TGR_CNT_RX_FRAMES) < 1 + n) {
+        push_some(c, burst, total, &done);
+        clock_step(c, 1000);
+        g_usleep(1000);
+    }
+    clock_step(c, 1000);
+    g_assert_true(qt_wait_reg(c->qt, PAGE(4), ~0u, n - 1));
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 0);
+    card_down(c);
+}
+
+/*
+ * Fill the card's tx queue: READ_REQs of 4 KiB whose replies the test
+ * does not read, until the card holds requests.  Returns the requests
+ * sent; the socket is left non-blocking.
+ */
+static uint32_t fill_tx_queue(Card *c)
+{
+    const uint32_t flen = FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN +
+                          FABRIC_TGR_READ_REQ_LEN;
+    uint8_t f[FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN + FABRIC_TGR_READ_REQ_LEN];
+    uint32_t n = 0;
+
+    put_export(c, 4, PAGE(4), exp_rights(TGR_R_READ), 1, 1, 0);
+    g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
+    while (counter(c, TGR_CNT_HELD) == 0) {
+        FabricHdr h = { .kind = K, .type = FABRIC_TYPE_DATA, .src = PEER,
+                        .dst = NODE, .len = flen - FABRIC_HDR_LEN };
+        FabricTgrHdr t = { .op = FABRIC_TGR_READ_REQ, .eidx = 4, .gen = 1,
+                           .epoch = EPOCH, .seq = c->seq[PEER]++, .tag = n };
+        size_t done = 0;
+
+        fabric_hdr_encode(&h, f);
+        fabric_tgr_hdr_encode(&t, f + FABRIC_HDR_LEN);
+        fabric_put_le16(f + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, 4096);
+        while (done < flen) {
+            push_some(c, f, flen, &done);
+        }
+        n++;
+        g_assert_cmpuint(n, <, 10000);
+    }
+    return n;
+}
+
+/*
+ * Membership changes are not frames queued per register write: a guest
+ * (any local user, through MCAST_JOIN and MCAST_LEAVE) that joins and
+ * leaves in a loop while the tx queue is full leaves one pending change
+ * per group, sent when the queue has room.
+ */
+static void test_group_churn_coalesced(void)
+{
+    Card *c = card_up();
+    uint32_t reqs = fill_tx_queue(c), reps = 0, joins = 0, leaves = 0;
+    const int flips = 5001;
+
+    for (int i = 0; i < flips; i++) {
+        wr(c, REG(TGR_REG_GROUP_PAGES + 4 * 5), 1);
+        wr(c, REG(TGR_REG_GROUP_EIDX + 4 * 5), i & 1 ? TGR_GROUP_NONE : 6);
+    }
+    /* Read everything: the replies in order, then what the groups say. */
+    while (reps < reqs) {
+        struct pollfd pf = { .fd = c->ff->fd, .events = POLLIN };
+        FabricHdr h;
+        uint8_t *p;
+
+        if (poll(&pf, 1, 20) != 1) {
+            clock_step(c, 1000);
+            continue;
+        }
+        g_assert_true(ff_recv(c->ff, &h, &p));
+        if (h.type == FABRIC_TYPE_CONTROL) {
+            joins += p[0] == FABRIC_CTL_TGR_JOIN;
+            leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+        } else {
+            reps++;
+        }
+        g_free(p);
+    }
+    for (int i = 0; i < 20 && !ff_quiet(c->ff); i++) {
+        FabricHdr h;
+        uint8_t *p;
+
+        clock_step(c, 1000);
+        while (!ff_quiet(c->ff)) {
+            g_assert_true(ff_recv(c->ff, &h, &p));
+            g_assert_cmpint(h.type, ==, FABRIC_TYPE_CONTROL);
+            joins += p[0] == FABRIC_CTL_TGR_JOIN;
+            leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+            g_free(p);
+        }
+    }
+    clock_step(c, 1000);
+    while (!ff_quiet(c->ff)) {
+        FabricHdr h;
+        uint8_t *p;
+
+        g_assert_true(ff_recv(c->ff, &h, &p));
+        joins += p[0] == FABRIC_CTL_TGR_JOIN;
+        leaves += p[0] == FABRIC_CTL_TGR_LEAVE;
+        g_free(p);
+    }
+    g_test_message("%d flips while the tx queue was full: %u JOIN, %u LEAVE "
+                   "sent", flips, joins, leaves);
+    /* The last write joined: fabricd ends up told "member". */
+    g_assert_cmpuint(joins, ==, leaves + 1);
+    g_assert_cmpuint(joins + leaves, <=, 3);
+    card_down(c);
+}
+
 /* ---- target side: the export check -------------------------------------- */
 
 /*
@@ -519,6 +819,7 @@ static void test_multicast(void)
 
     put_export(c, leidx, PAGE(leidx), exp_rights(RW) | TGR_EXP_MCAST, 1, 1,
                0);
+    wr(c, REG(TGR_REG_GROUP_PAGES + 4 * group), 1);
     wr(c, REG(TGR_REG_GROUP_EIDX + 4 * group), leidx);
     p = expect_control(c, FABRIC_CTL_TGR_JOIN, &h);
     g_assert_cmpuint(h.len, ==, FABRIC_TGR_GROUP_LEN);
@@ -563,6 +864,7 @@ static void test_multicast(void)
     g_assert_cmpuint(counter(c, TGR_CNT_SEQ_GAPS), ==, 0);
 
     /* A group bound to a page that is not a multicast copy: refused. */
+    wr(c, REG(TGR_REG_GROUP_PAGES + 4 * 7), 1);
     wr(c, REG(TGR_REG_GROUP_EIDX + 4 * 7), 4);
     g_free(expect_control(c, FABRIC_CTL_TGR_JOIN, &h));
     FabricTgrHdr bad = { .op = FABRIC_TGR_MCAST_WRITE, .size = 4,
@@ -581,6 +883,73 @@ static void test_multicast(void)
     send_tgr(c, PEER, &mt, data, sizeof(data));
     g_assert_cmphex(rd(c, PAGE(leidx) + 0x10), ==, 0x5eed);
     g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 1);
+    card_down(c);
+}
+
+/*
+ * Two groups whose copies are neighbours in the export table: a copy for a
+ * page beyond its group's size is refused (RANGE), it does not land in the
+ * next group's copy (issue 13, finding 5).
+ */
+static void test_multicast_group_bounds(void)
+{
+    Card *c = card_up();
+    FabricHdr h;
+    const uint32_t ga = 3, gb = 4, ea = 5, eb = 7;          /* A: 2 pages */
+    uint8_t data[4];
+
+    put_export(c, ea, PAGE(ea), exp_rights(RW) | TGR_EXP_MCAST, 1, 1, 0);
+    put_export(c, ea + 1, PAGE(ea + 1), exp_rights(RW) | TGR_EXP_MCAST, 1, 1,
+               0);
+    put_export(c, eb, PAGE(eb), exp_rights(RW) | TGR_EXP_MCAST, 1, 2, 0);
+    wr(c, REG(TGR_REG_GROUP_PAGES + 4 * ga), 2);
+    wr(c, REG(TGR_REG_GROUP_EIDX + 4 * ga), ea);
+    g_free(expect_control(c, FABRIC_CTL_TGR_JOIN, &h));
+    wr(c, REG(TGR_REG_GROUP_PAGES + 4 * gb), 1);
+    wr(c, REG(TGR_REG_GROUP_EIDX + 4 * gb), eb);
+    g_free(expect_control(c, FABRIC_CTL_TGR_JOIN, &h));
+
+    /* Group A's last page is A's. */
+    FabricTgrHdr mt = { .op = FABRIC_TGR_MCAST_WRITE, .size = 4,
+                        .eidx = FABRIC_TGR_MCAST_EIDX(ga, 1), .off = 0x20 };
+    fabric_put_le32(data, 0xa1);
+    send_tgr(c, PEER, &mt, data, sizeof(data));
+    g_assert_cmphex(rd(c, PAGE(ea + 1) + 0x20), ==, 0xa1);
+
+    /* Page 2 of A would be eidx 7: B's copy.  Refused, B untouched. */
+    wr(c, PAGE(eb) + 0x20, 0xb0);
+    mt.eidx = FABRIC_TGR_MCAST_EIDX(ga, 2);
+    fabric_put_le32(data, 0xbad);
+    send_tgr(c, PEER, &mt, data, sizeof(data));
+    g_assert_cmphex(rd(c, PAGE(eb) + 0x20), ==, 0xb0);
+    Event e = expect_event(c, TGR_EV_VIOL_IN, TGR_ERR_RANGE);
+    g_assert_cmpuint(e.node, ==, PEER);
+    g_assert_cmphex(e.page, ==, FABRIC_TGR_MCAST_EIDX(ga, 2));
+    g_assert_true(ff_quiet(c->ff));                         /* no NACK */
+
+    /* The farthest page, and an eidx that would wrap: refused too. */
+    mt.eidx = FABRIC_TGR_MCAST_EIDX(ga, 0xffff);
+    send_tgr(c, PEER, &mt, data, sizeof(data));
+    expect_event(c, TGR_EV_VIOL_IN, TGR_ERR_RANGE);
+    wr(c, REG(TGR_REG_GROUP_PAGES + 4 * 9), 0x10000);
+    wr(c, REG(TGR_REG_GROUP_EIDX + 4 * 9), 0xffffff00u);
+    g_free(expect_control(c, FABRIC_CTL_TGR_JOIN, &h));
+    mt.eidx = FABRIC_TGR_MCAST_EIDX(9, 0x107);              /* wraps to 7 */
+    send_tgr(c, PEER, &mt, data, sizeof(data));
+    expect_event(c, TGR_EV_VIOL_IN, TGR_ERR_RANGE);
+    g_assert_cmphex(rd(c, PAGE(eb) + 0x20), ==, 0xb0);
+
+    /* B's own page 0 still works. */
+    mt.eidx = FABRIC_TGR_MCAST_EIDX(gb, 0);
+    fabric_put_le32(data, 0xb1);
+    send_tgr(c, PEER, &mt, data, sizeof(data));
+    g_assert_cmphex(rd(c, PAGE(eb) + 0x20), ==, 0xb1);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 3);
+
+    /* SOFT_RESET forgets the sizes with the groups. */
+    g_assert_cmpuint(rd(c, REG(TGR_REG_GROUP_PAGES + 4 * ga)), ==, 2);
+    wr(c, REG(TGR_REG_CTRL), TGR_CTRL_SOFT_RESET);
+    g_assert_cmpuint(rd(c, REG(TGR_REG_GROUP_PAGES + 4 * ga)), ==, 0);
     card_down(c);
 }
 
@@ -634,10 +1003,18 @@ int main(int argc, char **argv)
                     test_req_overflow_stop_resume);
     g_test_add_func("/telegraphos/hold-back-pressure",
                     test_hold_back_pressure);
+    g_test_add_func("/telegraphos/read-flood-back-pressure",
+                    test_read_flood_back_pressure);
+    g_test_add_func("/telegraphos/hold-bytes-bounded",
+                    test_hold_bytes_bounded);
+    g_test_add_func("/telegraphos/group-churn-coalesced",
+                    test_group_churn_coalesced);
     g_test_add_func("/telegraphos/export-check", test_export_check);
     g_test_add_func("/telegraphos/target-read-write-atomics",
                     test_target_read_write_atomics);
     g_test_add_func("/telegraphos/multicast", test_multicast);
+    g_test_add_func("/telegraphos/multicast-group-bounds",
+                    test_multicast_group_bounds);
     g_test_add_func("/telegraphos/seq-gap-and-peer-reset",
                     test_seq_gap_and_peer_reset);
     return g_test_run();

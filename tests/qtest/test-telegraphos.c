@@ -455,6 +455,136 @@ static void test_remote_read_failures(void)
     card_down(c);
 }
 
+/*
+ * A forging peer (issue 13, finding 4): node FORGER sees, or guesses, the
+ * tag of a request the card sent to PEER.  Its replies and NACKs answer
+ * nothing: they must come from the node the request went to.  fabricd
+ * stamps the source, so the forger cannot claim to be PEER.
+ */
+#define FORGER 3
+
+static void send_nack(Card *c, uint16_t src, uint32_t tag, uint8_t op,
+                      uint8_t reason, uint32_t eidx, uint16_t gen,
+                      uint16_t off)
+{
+    uint8_t nack[FABRIC_TGR_NACK_LEN] = { op, reason };
+    FabricTgrHdr nt = { .op = FABRIC_TGR_NACK, .tag = tag, .eidx = eidx,
+                        .gen = gen, .off = off };
+
+    send_tgr(c, src, &nt, nack, sizeof(nack));
+}
+
+static void test_forged_replies_and_nacks(void)
+{
+    Card *c = card_up();
+    FabricHdr h;
+    FabricTgrHdr t, ft;
+    uint8_t body[FABRIC_TGR_REP_HDR_LEN + 4] = { TGR_ERR_OK };
+
+    put_remote_pte(c, 0, TGR_R_ALL);
+
+    /* A read waits for PEER; the forger answers it first. */
+    g_assert_cmphex(rd(c, WIN(0, 0x20)), ==, 0xffffffff);
+    g_free(expect_tgr(c, FABRIC_TGR_READ_REQ, &h, &t));
+    ft = (FabricTgrHdr) { .op = FABRIC_TGR_READ_REP, .size = 4,
+                          .tag = t.tag, .eidx = t.eidx, .gen = t.gen,
+                          .off = t.off };
+    fabric_put_le32(body + FABRIC_TGR_REP_HDR_LEN, 0x666);
+    send_tgr(c, FORGER, &ft, body, sizeof(body));
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 1);
+    g_assert_cmphex(rd(c, WIN(0, 0x20)), ==, 0xffffffff);   /* still waits */
+    g_assert_cmpuint(rd(c, REG(TGR_REG_RD_STATUS)), ==, TGR_ERR_PENDING);
+
+    /* A forged STALE NACK for it: no failure, no VIOL_OUT, no event. */
+    send_nack(c, FORGER, t.tag, FABRIC_TGR_READ_REQ, TGR_ERR_STALE, t.eidx,
+              t.gen, t.off);
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 2);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 0);
+    g_assert_cmpuint(counter(c, TGR_CNT_RREAD_FAIL), ==, 0);
+    g_assert_cmpuint(rd(c, REG(TGR_REG_RD_STATUS)), ==, TGR_ERR_PENDING);
+
+    /* PEER's own reply of the wrong kind does not count either. */
+    ft.op = FABRIC_TGR_ATOMIC_REP;
+    uint8_t arep[FABRIC_TGR_ATOMIC_REP_LEN] = { TGR_ERR_OK };
+    send_tgr(c, PEER, &ft, arep, sizeof(arep));
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 3);
+    g_assert_cmpuint(rd(c, REG(TGR_REG_RD_STATUS)), ==, TGR_ERR_PENDING);
+
+    /* PEER's reply completes it with PEER's value. */
+    reply(c, &t, FABRIC_TGR_READ_REP, 0xcafe, 4);
+    g_assert_cmphex(rd(c, WIN(0, 0x20)), ==, 0xcafe);
+    pull_events(c);
+    g_assert_cmpuint(c->events->len, ==, 0);
+
+    /* A posted store to PEER: the forger's STALE NACK would revoke it. */
+    wr(c, WIN(0, 0x10), 1);
+    g_free(expect_tgr(c, FABRIC_TGR_WRITE, &h, &t));
+    g_assert_cmphex(t.tag, ==, POSTED_TAG(1, 0));
+    send_nack(c, FORGER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 9, 7,
+              0x10);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 0);
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 4);
+    pull_events(c);
+    g_assert_cmpuint(c->events->len, ==, 0);
+    /* PEER's NACK for another export (an old mapping of the page): no. */
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 9, 6, 0x10);
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 8, 7, 0x10);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 0);
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 6);
+    /* PEER's own NACK counts. */
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 9, 7, 0x10);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 1);
+    Event e = expect_event(c, TGR_EV_VIOL_OUT, TGR_ERR_STALE);
+    g_assert_cmpuint(e.ctx, ==, 1);
+    g_assert_cmpuint(e.page, ==, 0);
+    g_assert_cmpuint(e.node, ==, PEER);
+
+    /*
+     * The page is unmapped before the NACK comes (the driver's one-store
+     * kernel pages): PEER's NACK still counts, the forger's still not.
+     */
+    wr(c, WIN(0, 0x14), 2);
+    g_free(expect_tgr(c, FABRIC_TGR_WRITE, &h, &t));
+    wr(c, PTE(0, 0), 0);
+    send_nack(c, FORGER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_RIGHTS, 9, 7,
+              0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 1);
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_RIGHTS, 9, 7, 0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 2);
+    expect_event(c, TGR_EV_VIOL_OUT, TGR_ERR_RIGHTS);
+    /* Mapped again, to another export: the old mapping's NACK is stale. */
+    put_pte(c, 0, TGR_PTE_MODE_REMOTE, TGR_R_ALL, 1, PEER, 10, 3, 0);
+    send_nack(c, PEER, t.tag, FABRIC_TGR_WRITE, TGR_ERR_STALE, 9, 7, 0x14);
+    g_assert_cmpuint(counter(c, TGR_CNT_VIOL_OUT), ==, 2);
+    g_assert_cmpuint(counter(c, TGR_CNT_STALE_REPLIES), ==, 8);
+    put_remote_pte(c, 0, TGR_R_ALL);
+
+    /*
+     * Tags are not a counter: the same record's tags of 32 reads in a
+     * row differ in random bits, so a node that saw one cannot name the
+     * next.
+     */
+    uint32_t prev = 0, steps = 0;
+    GHashTable *seen = g_hash_table_new(NULL, NULL);
+    for (int i = 0; i < 32; i++) {
+        g_assert_cmphex(rd(c, WIN(0, 0x30)), ==, 0xffffffff);
+        g_free(expect_tgr(c, FABRIC_TGR_READ_REQ, &h, &t));
+        g_assert_cmphex(t.tag & 0x80000000u, ==, 0);
+        g_assert_false(g_hash_table_contains(seen, GUINT_TO_POINTER(t.tag)));
+        g_hash_table_add(seen, GUINT_TO_POINTER(t.tag));
+        if (i && (t.tag >> 10) - (prev >> 10) <= 2) {
+            steps++;
+        }
+        prev = t.tag;
+        reply(c, &t, FABRIC_TGR_READ_REP, i, 4);
+        g_assert_cmphex(rd(c, WIN(0, 0x30)), ==, i);
+    }
+    g_hash_table_destroy(seen);
+    g_test_message("%u of 31 tags followed their predecessor", steps);
+    g_assert_cmpuint(steps, <, 4);
+    card_down(c);
+}
+
 /* fetch_inc is one load; FADD, SWAP, CAS store the operand, load the result */
 static void test_initiator_atomics(void)
 {
@@ -798,6 +928,8 @@ int main(int argc, char **argv)
     g_test_add_func("/telegraphos/remote-read-failures",
                     test_remote_read_failures);
     g_test_add_func("/telegraphos/initiator-atomics", test_initiator_atomics);
+    g_test_add_func("/telegraphos/forged-replies-and-nacks",
+                    test_forged_replies_and_nacks);
     g_test_add_func("/telegraphos/atomics-across-context-switch",
                     test_atomics_across_context_switch);
     g_test_add_func("/telegraphos/fetch-dma-and-bad-shadow",

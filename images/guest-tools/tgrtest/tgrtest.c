@@ -22,6 +22,9 @@
  *   watch NODE SEGID SECS     import, wait until it goes stale (peer
  *                             restarted or unexported), then SIGBUS
  *   qfill BYTES N             fill our own queue until the NI stops, exit
+ *   qhog BYTES SECS           hold do-not-preempt-me and overflow our own
+ *                             queue: the driver must resume the NI within
+ *                             its bound and withdraw the queue
  *   sigbus NODE SEGID [finc]  a load (or fetch_inc) that must end in
  *                             SIGBUS: stop the peer within 3 s
  *   threads                   registered threads that exit or outlive
@@ -29,11 +32,15 @@
  *   dmesg                     kernel warnings, oopses, leaks
  *
  * Output: "ok ..." and "FAIL ..." lines. Exit status 0 on success, 1 on
- * a failed check, 2 on bad usage.
+ * a failed check, 2 on bad usage.  With TGRTEST_AS=UID in the environment
+ * a root tgrtest first becomes that user (the cluster tests run what a
+ * local user may do as nobody).
  */
 #include "tgrtest.h"
 #include "common/args.h"
 #include "common/kernel_log.h"
+
+#include <grp.h>
 
 int failures;
 
@@ -383,7 +390,7 @@ static int cmd_dmesg(void)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: tgrtest info|bad|local|threads|dmesg|serve PAGES RIGHTS SECS|check NODE SEGID PAGES|read NODE SEGID OFF|write NODE SEGID OFF VAL|finc NODE SEGID OFF N|qrecv BYTES COPIES SENDERS N SECS|qsend NODE SEGID SENDER N|watch NODE SEGID SECS|qfill BYTES N|sigbus NODE SEGID [finc]\n");
+	fprintf(stderr, "usage: tgrtest info|bad|local|threads|dmesg|serve PAGES RIGHTS SECS|check NODE SEGID PAGES|read NODE SEGID OFF|write NODE SEGID OFF VAL|finc NODE SEGID OFF N|qrecv BYTES COPIES SENDERS N SECS|qsend NODE SEGID SENDER N|watch NODE SEGID SECS|qfill BYTES N|qhog BYTES SECS|sigbus NODE SEGID [finc]\n");
 	return 2;
 }
 
@@ -394,6 +401,15 @@ int main(int argc, char **argv)
 	char **a = argv + 2;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("TGRTEST_AS")) {
+		uid_t uid = arg_num(getenv("TGRTEST_AS"));
+
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+			printf("FAIL cannot become uid %u: %s\n", (unsigned)uid,
+			       strerror(errno));
+			return 1;
+		}
+	}
 	if (!strcmp(cmd, "info"))
 		return cmd_info();
 	if (!strcmp(cmd, "bad"))
@@ -430,6 +446,8 @@ int main(int argc, char **argv)
 				 arg_num(a[2]));
 	if (!strcmp(cmd, "qfill") && n == 2)
 		return cmd_qfill(arg_num(a[0]), arg_num(a[1]));
+	if (!strcmp(cmd, "qhog") && n == 2)
+		return cmd_qhog(arg_num(a[0]), arg_num(a[1]));
 	if (!strcmp(cmd, "sigbus") && (n == 2 || n == 3))
 		return cmd_sigbus(arg_num(a[0]), arg_num(a[1]),
 				  n == 3 && !strcmp(a[2], "finc"));

@@ -23,6 +23,7 @@
 #include "tgr.h"
 #include "uapi/tgr_ioctl.h"
 #include "vcluster/hw/tgr_regs.h"
+#include "vcluster/tgr_qlogic.h"
 
 #define PAGE TGR_PAGE_SIZE	/* the card's page (tgr_regs.h) */
 #define MAX_SENDERS 64
@@ -56,6 +57,7 @@ int cmd_qrecv(uint32_t bytes, uint32_t copies, uint32_t senders, uint32_t n,
 	      uint32_t secs);
 int cmd_qsend(uint32_t node, uint32_t segid, uint32_t sender, uint32_t n);
 int cmd_qfill(uint32_t bytes, uint32_t n);
+int cmd_qhog(uint32_t bytes, uint32_t secs);
 int cmd_threads(void);
 int cmd_sigbus(uint32_t node, uint32_t segid, bool finc);
 int cmd_watch(uint32_t node, uint32_t segid, uint32_t secs);

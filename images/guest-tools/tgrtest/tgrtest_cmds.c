@@ -248,6 +248,91 @@ int cmd_qfill(uint32_t bytes, uint32_t n)
 }
 
 /*
+ * A queue owner that holds do-not-preempt-me forever (issue 13, finding
+ * 7): it sets dnp in its queue's control page, then fills the queue
+ * through the loopback.  The overflow finds dnp set and leaves the NI
+ * stopped for every node; the driver must withdraw the queue and resume
+ * the NI within its bound (stop_max_ms), and RELINK then fails with
+ * ETIMEDOUT.  Meant to run as an unprivileged user.
+ */
+int cmd_qhog(uint32_t bytes, uint32_t secs)
+{
+	tgr_t *t = open_or_die();
+	struct tgr_req_create rc = { .bytes = bytes, .copies = 1 };
+	struct tgr_req_relink rl = { 0 };
+	struct tgr_event ev[16];
+	struct tgr_ql_ctrl *ctrl;
+	struct tgr_info info;
+	double t0, stopped_at = 0, resumed_at = 0, end;
+	bool withdrawn = false;
+	uint8_t *region;
+	tgr_rq_t *rq;
+	uint32_t i;
+	int err, n;
+
+	err = ioc(tgr_fd(t), TGR_IOC_REQ_CREATE, &rc);
+	if (err) {
+		printf("FAIL qhog: REQ_CREATE: %s\n", strerror(-err));
+		return 1;
+	}
+	region = mmap(NULL, rc.region_bytes, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, tgr_fd(t), rc.cookie);
+	if (region == MAP_FAILED || tgr_info(t, &info) ||
+	    tgr_q_open_remote(t, info.node, rc.segid, &rq)) {
+		printf("FAIL qhog: setup\n");
+		return 1;
+	}
+	ctrl = (struct tgr_ql_ctrl *)(region + rc.ctrl_off);
+	__atomic_store_n(&ctrl->dnp, 1, __ATOMIC_SEQ_CST);	/* never cleared */
+	t0 = now_s();
+	for (i = 0; i < bytes / 4; i++)
+		tgr_enq(rq, i);
+	end = t0 + secs;
+	while (now_s() < end) {
+		tgr_info(t, &info);
+		if (info.stopped && !stopped_at)
+			stopped_at = now_s();
+		if (stopped_at && !info.stopped && !resumed_at)
+			resumed_at = now_s();
+		n = tgr_poll_events(t, ev, 16, 0, NULL);
+		for (int k = 0; k < n; k++)
+			withdrawn |= ev[k].type == TGR_EVENT_QFULL &&
+				     ev[k].reason == 2 && ev[k].id == rc.qid;
+		if (resumed_at && withdrawn)
+			break;
+		usleep(20000);
+	}
+	if (!stopped_at) {
+		printf("FAIL qhog: the NI never stopped (%u items into %u bytes)\n",
+		       bytes / 4, bytes);
+		return 1;
+	}
+	if (!resumed_at) {
+		printf("FAIL qhog: the NI is still stopped after %.1f s\n",
+		       now_s() - stopped_at);
+		return 1;
+	}
+	printf("ok qhog: a held dnp stopped the NI for %.0f ms, then it resumed\n",
+	       (resumed_at - stopped_at) * 1e3);
+	if (withdrawn)
+		ok("qhog: the owner was told its queue was withdrawn (QFULL reason 2)");
+	else
+		fail("qhog: QFULL reason 2", "no such event");
+	rl.qid = rc.qid;
+	expect("qhog: RELINK of the withdrawn queue", ioc(tgr_fd(t),
+	       TGR_IOC_REQ_RELINK, &rl), -ETIMEDOUT);
+	{
+		struct tgr_id id = { .id = rc.qid };
+
+		expect("qhog: the withdrawn queue can be destroyed",
+		       ioc(tgr_fd(t), TGR_IOC_REQ_DESTROY, &id), 0);
+	}
+	munmap(region, rc.region_bytes);
+	tgr_close(t);
+	return failures ? 1 : 0;
+}
+
+/*
  * Threads that register and exit without unregistering, one that stays
  * registered while the file closes: the driver must free every notifier
  * (rmmod tgr works afterwards).

@@ -51,6 +51,8 @@
 #define TGR_REG_RREAD_TIMEOUT_US 0x088	/* RW remote read/atomic timeout */
 #define TGR_REG_RD_STATUS	0x08c	/* RO per vCPU: last read, TGR_ERR_* */
 #define TGR_REG_GROUP_EIDX	0x800	/* RW [64]: local eidx of group page 0 */
+/* RW [64]: pages of the group's local copy; copies beyond it are refused */
+#define TGR_REG_GROUP_PAGES	0x900
 #define TGR_REG_COUNTERS	0x100	/* RO 64-bit counters, TGR_CNT_* */
 #define TGR_CTX_TABLE		0x1000	/* TGR_CTX_MAX entries of 16 bytes */
 #define TGR_PTE_TABLE		0x40000	/* WIN_PAGES entries of 16 bytes */
