@@ -305,8 +305,11 @@ static void local_retry_arm(void)
     }
 }
 
-/* Slot @i of @ctx (BUSY, wire bytes written) to RDP, which has room. */
-static void rdp_hand(uint32_t ctx, uint32_t i, uint32_t dst_node,
+/*
+ * Slot @i of @ctx (BUSY, wire bytes written) to RDP; false when RDP's
+ * queue to the peer is full.
+ */
+static bool rdp_hand(uint32_t ctx, uint32_t i, uint32_t dst_node,
                      uint32_t len_ev)
 {
     McpCtx *c = &mcp.ctx[ctx];
@@ -317,13 +320,17 @@ static void rdp_hand(uint32_t ctx, uint32_t i, uint32_t dst_node,
     r = rdp_send(&mcp.rdp, dst_node, COOKIE(ctx, i, ev),
                  (const void *)&s->dst_ctx_wire,
                  (len_ev & ~MCP_PARK_EVENT) + 4, mcp.now);
+    if (r == RDP_NOROOM) {
+        return false;
+    }
     mcp.timers_dirty = true;
-    if (r != RDP_OK) {          /* not expected: peer and room checked */
+    if (r != RDP_OK) {          /* not expected: the peer was checked */
         mcp.held[park_index(ctx, i)] = false;
         reject(ctx, i, MYRI_ERR_BAD_DEST, true);
-        return;
+        return true;
     }
     c->pending++;
+    return true;
 }
 
 /*
@@ -363,12 +370,14 @@ static void unpark_peer(uint32_t peer)
 {
     McpQueue *q = &mcp.peer_q[peer];
 
-    while (q->head != MCP_PARK_NONE && rdp_send_room(&mcp.rdp, peer)) {
+    while (q->head != MCP_PARK_NONE) {
         uint32_t idx = q->head;
 
+        if (!rdp_hand(idx / MCP_MAX_SLOTS, idx % MCP_MAX_SLOTS, peer,
+                      mcp.park[idx].len)) {
+            break;
+        }
         queue_pop(q);
-        rdp_hand(idx / MCP_MAX_SLOTS, idx % MCP_MAX_SLOTS, peer,
-                 mcp.park[idx].len);
     }
     if (q->head == MCP_PARK_NONE) {
         mcp.peers_waiting &= ~(1ull << peer);
@@ -508,8 +517,7 @@ static void post(uint32_t ctx, uint32_t i)
         local_retry_arm();
     } else {
         q = &mcp.peer_q[dst_node];
-        if (q->head == MCP_PARK_NONE && rdp_send_room(&mcp.rdp, dst_node)) {
-            rdp_hand(ctx, i, dst_node, len_ev);
+        if (q->head == MCP_PARK_NONE && rdp_hand(ctx, i, dst_node, len_ev)) {
             return;
         }
         mcp.peers_waiting |= 1ull << dst_node;

@@ -296,7 +296,9 @@ void mcp_main(void)
             host_mailbox();
         }
         /* Parked sends before new ones: they were rung first. */
-        host_queues();
+        if (mcp.peers_waiting || mcp.locals_waiting) {
+            host_queues();
+        }
         if (isr & LANAI_ISR_DOORBELL) {
             host_doorbells();
         }

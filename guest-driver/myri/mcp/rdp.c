@@ -629,17 +629,6 @@ int rdp_send(RdpState *st, uint16_t peer, uint32_t cookie,
     return RDP_OK;
 }
 
-uint32_t rdp_send_room(const RdpState *st, uint16_t peer)
-{
-    const RdpOut *o;
-
-    if (peer >= st->nodes || peer == st->node) {
-        return 0;
-    }
-    o = &st->peer[peer].out;
-    return RDP_SEND_SLOTS - (o->end - o->una);
-}
-
 /* The retransmit timer of our OUT half to @peer expired. */
 static void out_timeout(RdpState *st, uint16_t peer, uint32_t now)
 {

@@ -227,9 +227,6 @@ int rdp_init(RdpState *st, const RdpOps *ops, void *opaque, uint16_t node,
 int rdp_send(RdpState *st, uint16_t peer, uint32_t cookie,
              const void *payload, uint32_t len, uint32_t now);
 
-/* Sends rdp_send() would take for @peer now (0: it says NOROOM). */
-uint32_t rdp_send_room(const RdpState *st, uint16_t peer);
-
 /* One packet from the network (header onwards, without the CRC). */
 void rdp_input(RdpState *st, const uint8_t *pkt, uint32_t len, bool crc_ok,
                uint32_t now);
