@@ -31,7 +31,7 @@
 
 #define MYRI_FW_NAME_MAX	64
 #define MYRI_REASON_MAX		128
-#define MYRI_SLOTS_MAX		256
+#define MYRI_SLOTS_MAX		MCP_MAX_SLOTS	/* the MCP parks one send per slot */
 #define MYRI_CTX_USER_SIZE	4096	/* page 0 of a send area */
 
 /* The host interrupt causes the driver takes. */

@@ -48,6 +48,8 @@ module_param_named(ack_pending, mcp_params[MCP_P_ACK_PENDING], uint, 0644);
 MODULE_PARM_DESC(ack_pending, "MCP: explicit ACK after this many packets (0: MCP default)");
 module_param_named(cto_us, mcp_params[MCP_P_CTO_US], uint, 0644);
 MODULE_PARM_DESC(cto_us, "MCP: pause after a capacity NACK, us (0: MCP default)");
+module_param_named(refuse_us, mcp_params[MCP_P_REFUSE_US], uint, 0644);
+MODULE_PARM_DESC(refuse_us, "MCP: sends to a destination that took nothing for this long fail when refused, us (0: MCP default)");
 
 const char *myri_halt_name(u32 cause)
 {

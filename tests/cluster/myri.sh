@@ -13,6 +13,9 @@
 #   - firmware that loops or reaches outside SRAM is stopped with a clear
 #     message in dmesg, the card is dead and contexts fail, and a reset
 #     with myri/mcp.bin brings traffic back;
+#   - a receiver that takes nothing (a stopped process) holds up only the
+#     sends to it: node0 floods it and still serves node2 on another
+#     context; the flood fails with NO_ROOM after refuse_us;
 #   - clean guest dmesg, no QEMU left after down.
 # tests/cluster/myri.sh direct|libvirt
 # VCLUSTER_SEED seeds fabricd's fault PRNG and psstress's sizes (default:
@@ -25,7 +28,7 @@ export VCLUSTER_SEED=$seed
 echo "  seed $seed (VCLUSTER_SEED=$seed repeats the fault PRNG and the message sizes)"
 start=$(date +%s)
 # libvirt mode checks one more thing: its domains are gone after down
-plan $((41 + $(test "$mode" = libvirt && echo 1 || echo 0)))
+plan $((44 + $(test "$mode" = libvirt && echo 1 || echo 0)))
 boot_cluster "4 nodes on eth and myrinet" -n 4 --fabric eth,myrinet
 
 sysfs=/sys/class/misc/myri0/device
@@ -324,6 +327,61 @@ check "$mode: after the reset node1 receives node0's first 200 packets of 8 KiB,
 check "$mode: after the reset node1 exchanges over PS_HAL=myri (all-to-all with node0, 2 MiB)" \
 	vc exec -t 120 0,1 -- "$ps -t 100 -v 2M all2all 0,1 1 1"
 echo "  firmware phase: $(since "$t0")"
+
+# ------------------------------------- a receiver that takes nothing
+# Issue 13, finding 8.  node3's context 1 belongs to a stopped process, so
+# its ring fills and its MCP refuses for room.  node0 floods it from 5
+# contexts (40 slots: more than RDP queues for a peer), and meanwhile
+# answers node2's pings from context 1: the doorbells of those replies
+# must not wait behind the flood.  refuse_us is 6 s here, so the pings
+# run inside the bound; after it the flood fails with NO_ROOM and every
+# sender gets its slots back.
+t0=$(date +%s)
+cnt0() { vc exec 0 -- "cat $sysfs/counters/$1" | sed 's/^node0: //'; }
+# shellcheck disable=SC2016 # the guest's shell expands $$ and $(...)
+flood_stalled() {
+	vc exec 0 -- "echo 6000000 > /sys/module/myri/parameters/refuse_us &&
+		echo 1 > $sysfs/reset && rm -f /tmp/stop /tmp/flood*.log" || return 1
+	# node2 learns of node0's new MCP now, not with a PEER_RESET event
+	# to the ping below (nobody listens on node2's context 1 yet).
+	vc exec -t 30 0 -- myritest send 2 1 64 > /dev/null || return 1
+	vc exec -d 3 -- 'echo $$ > /tmp/stalled.pid; exec myritest recv 1000000 600000 > /tmp/stalled.log 2>&1' > /dev/null
+	retry 20 vc exec 3 -- "grep -q 'context 1 ready' /tmp/stalled.log" || return 1
+	vc exec 3 -- 'kill -STOP $(cat /tmp/stalled.pid)' || return 1
+	vc exec -d 0 -- "myritest echo 300 30000 > /tmp/echo0.log 2>&1" > /dev/null
+	retry 20 vc exec 0 -- "grep -q 'context 1 ready' /tmp/echo0.log" || return 1
+	for _k in 1 2 3 4 5; do
+		vc exec -d 0 -- "myritest send 3 40 8192 /tmp/stop > /tmp/flood$_k.log 2>&1" > /dev/null
+	done
+	retry 20 vc exec 0 -- "test \$(cat $sysfs/counters/cap_nacks_rx) -gt 0 &&
+		test \$(cat $sysfs/counters/parked) -gt 0" || return 1
+	echo "node0: cap_nacks_rx $(cnt0 cap_nacks_rx) parked $(cnt0 parked)"
+}
+check "$mode: node3's receiver stopped: node0 floods it from 5 contexts, node3 refuses, node0 parks what RDP cannot queue" \
+	flood_stalled
+served() {
+	vc exec -t 60 2 -- myritest ping 0 300 8192 || return 1
+	_nr=$(cnt0 noroom)
+	echo "node0: noroom $_nr after the pings ($(since "$t0") into the flood)"
+	[ "$_nr" = 0 ]
+}
+check "$mode: meanwhile node2 pings node0's context 1: 300 round trips while node3 refuses (the doorbell FIFO is not held)" \
+	served
+flood_fails() {
+	vc exec 0 -- "touch /tmp/stop"
+	retry 60 vc exec 0 -- '! pidof myritest' || { vc exec 0 -- 'cat /tmp/flood*.log'; return 1; }
+	vc exec 0 -- 'cat /tmp/flood*.log /tmp/echo0.log'
+	echo "node0: noroom $(cnt0 noroom) undeliverable $(cnt0 undeliverable)"
+	[ "$(cnt0 noroom)" -gt 0 ] &&
+		[ "$(vc exec 0 -- 'cat /tmp/flood*.log' | grep -c '^ok ')" = 5 ] &&
+		vc exec 0 -- "grep -q '^ok ' /tmp/echo0.log"
+}
+check "$mode: after refuse_us the flood fails with NO_ROOM, and every sender gets its slots back" \
+	flood_fails
+# shellcheck disable=SC2016 # expands in the guest
+vc exec 3 -- 'kill -KILL $(cat /tmp/stalled.pid)' > /dev/null 2>&1
+vc exec 0 -- "echo 0 > /sys/module/myri/parameters/refuse_us" > /dev/null 2>&1
+echo "  stalled-receiver phase: $(since "$t0")"
 
 # ------------------------------------------------------------ the end
 check "$mode: guest dmesg is clean" vc exec all -- myritest dmesg

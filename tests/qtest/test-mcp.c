@@ -35,6 +35,7 @@
 #define RX_RAM 0x02000000u          /* guest RAM for receive regions */
 #define PEER_EPOCH 0x5eed0001u
 #define STEP_US 20
+#define REFUSE_US 20000             /* MCP_P_REFUSE_US for the tests */
 
 /* The firmware's panic codes (guest-driver/myri/mcp/mcp.h). */
 #define PANIC_MAGIC 1
@@ -257,6 +258,8 @@ static void card_setup(Card *c, uint32_t magic)
     /* No retransmission the test does not expect, however slow the host
      * (card_recv() moves virtual time while it waits). */
     sram_writel(c, G(params) + 4 * MCP_P_RTO_US, 20000);
+    /* Sends to a destination that takes nothing fail after 20 ms. */
+    sram_writel(c, G(params) + 4 * MCP_P_REFUSE_US, REFUSE_US);
     for (unsigned n = 0; n < c->nodes; n++) {
         if (n != c->node && n != 2) {
             uint32_t r = MCP_ROUTES_OFF + n * sizeof(struct mcp_route);
@@ -531,6 +534,80 @@ static uint32_t counter(Card *c, uint32_t off)
 {
     wait_idle(c);       /* counters are copied before the core sleeps */
     return sram_readl(c, off);
+}
+
+static uint32_t rtc(Card *c)
+{
+    return qt_readl(c->qt, SPECIAL(LANAI_REG_RTC));
+}
+
+/* ---- peers that answer whatever comes, for tests with several ---- */
+
+typedef struct FakePeer {
+    Peer p;
+    bool refuse;            /* no room: its next DATA gets a CAP_NACK */
+    uint32_t cap_nacks;
+    uint32_t first_nack_at; /* the card's RTC then */
+    uint32_t ngot;
+    uint32_t got[64];       /* the first data word of each it took */
+} FakePeer;
+
+/*
+ * Answer the card's next frame as the peer it goes to; without a frame,
+ * move virtual time on by a step.  False: there was none.
+ */
+static bool serve(Card *c, FakePeer *fp, unsigned n)
+{
+    struct pollfd pfd = { .fd = c->ff->fd, .events = POLLIN };
+    FabricHdr fh;
+    g_autofree uint8_t *f = NULL;
+    FakePeer *to = NULL;
+    RdpHdr h, a;
+    uint32_t word;
+
+    if (poll(&pfd, 1, 0) != 1) {
+        step(c, STEP_US);
+        return false;
+    }
+    g_assert_true(ff_recv(c->ff, &fh, &f));
+    g_assert_cmpuint(fh.len, >=, 1 + RDP_HDR_LEN + FABRIC_MYRI_CRC_LEN);
+    for (unsigned i = 0; i < n; i++) {
+        if (f[0] == route_byte(fp[i].p.node)) {
+            to = &fp[i];
+        }
+    }
+    g_assert_nonnull(to);
+    rdp_hdr_decode(&h, f + 1);
+    a = rdp_hdr(c, &to->p, RDP_OP_ACK);
+    if (h.op == RDP_OP_SYN) {
+        to->p.in_connid = h.connid;
+        to->p.in_next = h.seq;
+        a.op = RDP_OP_SYNACK;
+        a.connid = h.connid;
+        a.seq = h.seq;
+        a.ackno = PEER_EPOCH;
+    } else if (h.op == RDP_OP_DATA && h.connid == to->p.in_connid &&
+               h.seq == to->p.in_next) {
+        a.connid = h.connid;
+        if (to->refuse) {
+            a.op = RDP_OP_CAP_NACK;
+            a.seq = h.seq;
+            if (!to->cap_nacks++) {
+                to->first_nack_at = rtc(c);
+            }
+        } else {
+            g_assert_cmpuint(h.len, >=, 8);
+            memcpy(&word, f + 1 + RDP_HDR_LEN + 4, 4);
+            g_assert_cmpuint(to->ngot, <, G_N_ELEMENTS(to->got));
+            to->got[to->ngot++] = word;
+            a.ack_connid = h.connid;
+            a.ackno = ++to->p.in_next;
+        }
+    } else {
+        return true;    /* past a refusal (dropped), or stale */
+    }
+    send_rdp(c, &to->p, &a, NULL, false);
+    return true;
 }
 
 /* ---- tests ---- */
@@ -896,8 +973,11 @@ static void test_close(void)
     card_free(c);
 }
 
-/* A receiver without room holds sends to this node (and the doorbells
- * behind them) until it frees some; meanwhile the core sleeps. */
+/*
+ * A receiver without room holds the sends to it until it frees some;
+ * meanwhile the core sleeps, and the sends to other contexts go on (they
+ * waited behind it in the doorbell FIFO before).
+ */
 static void test_local_back_pressure(void)
 {
     Card *c;
@@ -913,27 +993,90 @@ static void test_local_back_pressure(void)
         post(c, 1, i, 0, 2, 0, &i, 4, 0);
     }
     post(c, 3, 0, 0, 3, 0, "behind", 6, 0);
+    post(c, 1, 5, 0, 3, 0, "other", 5, 0);
     wait_events(c, 2, 4);
+    wait_events(c, 3, 2);
+    check_rx(c, 3, 16, 0, 0, 3, "behind", 6, 0);
+    check_rx(c, 3, 16, 1, 0, 1, "other", 5, MYRI_RX_ALIGN);
     step(c, 3000);
     g_assert_cmpuint(qt_readl(c->qt, CFG(LANAI_CFG_CORE_STATE)), ==,
                      LANAI_CORE_SLEEP);
     g_assert_cmpuint(sram_readl(c, USER(2, ev_prod)), ==, 4);
-    g_assert_cmpuint(sram_readl(c, USER(3, ev_prod)), ==, 0);
-    g_assert_cmpuint(sram_readl(c, SLOT(1, 4, state)), ==, MYRI_SLOT_POSTED);
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 4, state)), ==, MYRI_SLOT_BUSY);
+    g_assert_cmpuint(qt_readl(c->qt, SPECIAL(LANAI_REG_DB_CONS)), ==, 7);
 
     sram_writel(c, USER(2, ev_cons), 4);
     sram_writel(c, USER(2, rx_cons), 4 * MYRI_RX_ALIGN);
     wait_events(c, 2, 5);
     uint32_t v = 4;
     check_rx(c, 2, 4, 4, 0, 1, &v, 4, 4 * MYRI_RX_ALIGN);
-    wait_events(c, 3, 1);
-    check_rx(c, 3, 16, 0, 0, 3, "behind", 6, 0);
+    g_assert_true(wait_sram(c, SLOT(1, 4, state), ~0u, MYRI_SLOT_FREE));
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 4, status)), ==, 0);
+    g_assert_cmpuint(counter(c, GCNT(parked)), ==, 1);
+    g_assert_cmpuint(counter(c, GCNT(noroom)), ==, 0);
     card_free(c);
 }
 
 /*
- * More sends to a peer than RDP queues: the rest wait in the doorbell
- * FIFO and go once ACKs make room.  40 sends: window 16, queue 32.
+ * A context that never frees its receive region: after REFUSE_US the
+ * send to it fails with NO_ROOM (SEND_ERR), not before; so do the sends
+ * it refuses after, at once, until it takes one again.
+ */
+static void test_local_stalled(void)
+{
+    Card *c;
+    uint32_t t0, t, v;
+
+    if (!have_fw()) {
+        return;
+    }
+    c = card_up(0, 2);
+    g_assert_cmpuint(ctx_open(c, 1, 16), ==, 0);
+    g_assert_cmpuint(ctx_open(c, 2, 4), ==, 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        post(c, 1, i, 0, 2, 0, &i, 4, 0);
+    }
+    wait_events(c, 2, 4);
+    t0 = qt_readl(c->qt, SPECIAL(LANAI_REG_RTC));
+    v = 4;
+    post(c, 1, 4, 0, 2, 0, &v, 4, 0);
+    step(c, REFUSE_US - 2000);
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 4, state)), ==, MYRI_SLOT_BUSY);
+    g_assert_cmpuint(sram_readl(c, USER(1, ev_prod)), ==, 0);
+    g_assert_true(wait_sram(c, SLOT(1, 4, state), ~0u, MYRI_SLOT_FREE));
+    t = qt_readl(c->qt, SPECIAL(LANAI_REG_RTC)) - t0;
+    g_test_message("local send refused: failed after %u us (bound %u us)",
+                   t, REFUSE_US);
+    g_assert_cmpuint(t, >=, REFUSE_US);
+    g_assert_cmpuint(t, <=, REFUSE_US + 2000);   /* retried every CTO */
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 4, status)), ==, MYRI_ERR_NO_ROOM);
+    wait_events(c, 1, 1);
+    check_event(c, 1, 16, 0, MYRI_EV_SEND_ERR, 4, MYRI_ERR_NO_ROOM);
+
+    /* Refused again before it took anything: fails at once. */
+    post(c, 1, 5, 0, 2, 0, &v, 4, 0);
+    g_assert_true(wait_sram(c, SLOT(1, 5, state), ~0u, MYRI_SLOT_FREE));
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 5, status)), ==, MYRI_ERR_NO_ROOM);
+    g_assert_cmpuint(qt_readl(c->qt, SPECIAL(LANAI_REG_RTC)) - t0 - t, <,
+                     2000);
+
+    /* Room again: delivered. */
+    sram_writel(c, USER(2, ev_cons), 4);
+    sram_writel(c, USER(2, rx_cons), 4 * MYRI_RX_ALIGN);
+    post(c, 1, 6, 0, 2, 0, &v, 4, 0);
+    wait_events(c, 2, 5);
+    check_rx(c, 2, 4, 4, 0, 1, &v, 4, 4 * MYRI_RX_ALIGN);
+    g_assert_true(wait_sram(c, SLOT(1, 6, state), ~0u, MYRI_SLOT_FREE));
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 6, status)), ==, 0);
+    g_assert_cmpuint(counter(c, GCNT(noroom)), ==, 2);
+    g_assert_cmpuint(counter(c, GCNT(undeliverable)), ==, 2);
+    card_free(c);
+}
+
+/*
+ * More sends to a peer than RDP queues: the rest wait in the peer's
+ * queue and go, in order, once ACKs make room.  40 sends: window 16,
+ * queue 32.
  */
 static void test_peer_queue_full(void)
 {
@@ -956,9 +1099,11 @@ static void test_peer_queue_full(void)
     }
     expect_op(c, &p, RDP_OP_SYN, &h, NULL);
     wait_idle(c);
+    /* The 8 RDP has no room for wait parked, not in the doorbell FIFO. */
     g_assert_cmpuint(qt_readl(c->qt, SPECIAL(LANAI_REG_DB_PROD)) -
-                     qt_readl(c->qt, SPECIAL(LANAI_REG_DB_CONS)), ==, 8);
-    g_assert_cmpuint(sram_readl(c, SLOT(5, 7, state)), ==, MYRI_SLOT_POSTED);
+                     qt_readl(c->qt, SPECIAL(LANAI_REG_DB_CONS)), ==, 0);
+    g_assert_cmpuint(sram_readl(c, SLOT(5, 7, state)), ==, MYRI_SLOT_BUSY);
+    g_assert_cmpuint(counter(c, GCNT(parked)), ==, 8);
 
     p.in_connid = h.connid;
     p.in_next = h.seq;
@@ -983,6 +1128,191 @@ static void test_peer_queue_full(void)
     }
     g_assert_cmpuint(counter(c, GCNT(sent)), ==, 40);
     g_assert_cmpuint(counter(c, GCNT(retransmitted)), ==, 0);
+    card_free(c);
+}
+
+/*
+ * Node 1 has no room and never makes any.  Sends to it from contexts 1-5
+ * fill RDP's queue for it (32) and more; the doorbells behind them, to
+ * node 3 from context 5 (the same context) and 6, and to this node, go at
+ * once (they waited behind the stalled ones in the doorbell FIFO
+ * before).  After REFUSE_US the sends to node 1 fail with NO_ROOM, and
+ * once it has room again it gets the next one.
+ */
+static void test_stalled_peer(void)
+{
+    FakePeer fp[2] = { { .p.node = 1, .refuse = true }, { .p.node = 3 } };
+    static const uint32_t behind[3] = { 5 << 8 | 4, 5 << 8 | 5, 6 << 8 };
+    uint32_t tag, t_first = 0, t_done, ev5, n;
+    Card *c;
+
+    if (!have_fw()) {
+        return;
+    }
+    c = card_up(0, 4);
+    for (unsigned ctx = 1; ctx <= 6; ctx++) {
+        g_assert_cmpuint(ctx_open(c, ctx, 16), ==, 0);
+    }
+    for (unsigned ctx = 1; ctx <= 5; ctx++) {
+        for (uint32_t i = 0; i < (ctx < 5 ? NSLOTS : 4u); i++) {
+            tag = ctx << 8 | i;
+            post(c, ctx, i, 1, 0, MYRI_SLOT_F_EVENT, &tag, 4, tag);
+        }
+    }
+    for (unsigned i = 0; i < 3; i++) {
+        post(c, behind[i] >> 8, behind[i] & 0xff, 3, 0, 0, &behind[i], 4, 0);
+    }
+    post(c, 6, 1, 0, 6, 0, "local", 5, 0);
+
+    for (n = 0; fp[1].ngot < 3 && n < 5000; n++) {
+        serve(c, fp, 2);
+    }
+    g_assert_cmpuint(fp[1].ngot, ==, 3);
+    g_assert_cmpmem(fp[1].got, sizeof(behind), behind, sizeof(behind));
+    wait_events(c, 6, 1);
+    check_rx(c, 6, 16, 0, 0, 6, "local", 5, 0);
+    g_assert_cmpuint(fp[0].cap_nacks, >, 0);
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, state)), ==, MYRI_SLOT_BUSY);
+    g_assert_cmpuint(sram_readl(c, SLOT(5, 3, state)), ==, MYRI_SLOT_BUSY);
+    g_assert_cmpuint(rtc(c) - fp[0].first_nack_at, <, REFUSE_US / 4);
+
+    /* Node 1 keeps refusing: every send to it fails, none before the bound. */
+    for (n = 0; (ev5 = sram_readl(c, USER(5, ev_prod))) < 4 && n < 20000;
+         n++) {
+        if (!t_first && sram_readl(c, USER(1, ev_prod))) {
+            t_first = rtc(c);
+        }
+        serve(c, fp, 2);
+    }
+    g_assert_cmpuint(ev5, ==, 4);
+    t_done = rtc(c);
+    g_test_message("stalled peer: first NO_ROOM %u us after its first "
+                   "refusal, all 36 after %u us (bound %u us)",
+                   t_first - fp[0].first_nack_at,
+                   t_done - fp[0].first_nack_at, REFUSE_US);
+    g_assert_cmpuint(t_first - fp[0].first_nack_at, >=, REFUSE_US);
+    g_assert_cmpuint(t_first - fp[0].first_nack_at, <=, REFUSE_US + 1500);
+    g_assert_cmpuint(t_done - t_first, <=, 36 * 500);
+    for (unsigned ctx = 1; ctx <= 5; ctx++) {
+        for (uint32_t i = 0; i < (ctx < 5 ? NSLOTS : 4u); i++) {
+            g_assert_true(wait_sram(c, SLOT(ctx, i, state), ~0u,
+                                    MYRI_SLOT_FREE));
+            g_assert_cmpuint(sram_readl(c, SLOT(ctx, i, status)), ==,
+                             MYRI_ERR_NO_ROOM);
+            check_event(c, ctx, 16, i, MYRI_EV_SEND_ERR, i, MYRI_ERR_NO_ROOM);
+        }
+    }
+    g_assert_cmpuint(counter(c, GCNT(noroom)), ==, 36);
+    g_assert_cmpuint(counter(c, GCNT(undeliverable)), ==, 36);
+    g_assert_cmpuint(counter(c, GCNT(timeouts)), ==, 0);
+
+    /* Room again: the next send is delivered. */
+    fp[0].refuse = false;
+    tag = 0x600d;
+    post(c, 1, 0, 1, 0, 0, &tag, 4, 0);
+    for (n = 0; fp[0].ngot < 1 && n < 5000; n++) {
+        serve(c, fp, 2);
+    }
+    g_assert_cmpuint(fp[0].ngot, ==, 1);
+    g_assert_cmpuint(fp[0].got[0], ==, tag);
+    g_assert_true(wait_sram(c, SLOT(1, 0, state), ~0u, MYRI_SLOT_FREE));
+    g_assert_cmpuint(sram_readl(c, SLOT(1, 0, status)), ==, 0);
+    card_free(c);
+}
+
+/* Contexts 1-4 fill RDP's queue to node 1 (32), context 5 parks 4 more. */
+static void fill_peer_queue(Card *c)
+{
+    for (unsigned ctx = 1; ctx <= 5; ctx++) {
+        g_assert_cmpuint(ctx_open(c, ctx, 16), ==, 0);
+        for (uint32_t i = 0; i < (ctx < 5 ? NSLOTS : 4u); i++) {
+            uint32_t tag = ctx << 8 | i;
+
+            post(c, ctx, i, 1, 0, 0, &tag, 4, tag);
+        }
+    }
+}
+
+/*
+ * CLOSE_CTX of a context whose sends are all parked: they are dropped,
+ * never sent, and the close is acknowledged at once; the others go, in
+ * order.
+ */
+static void test_close_parked(void)
+{
+    FakePeer fp[1] = { { .p.node = 1 } };
+    Card *c;
+    uint32_t tag;
+    unsigned n;
+
+    if (!have_fw()) {
+        return;
+    }
+    c = card_up(0, 2);
+    fill_peer_queue(c);
+    /*
+     * A slot the MCP holds, in RDP or parked, rung again after the user
+     * wrote POSTED into it: BAD_SLOT, so it is never queued twice.
+     */
+    tag = 3 << 8;                               /* the same data */
+    post(c, 3, 0, 1, 0, 0, &tag, 4, tag);
+    wait_events(c, 3, 1);
+    check_event(c, 3, 16, 0, MYRI_EV_CTX_ERR, 0, MYRI_ERR_BAD_SLOT);
+    post(c, 5, 3, 1, 0, 0, "x", 1, 0);
+    wait_events(c, 5, 1);
+    check_event(c, 5, 16, 0, MYRI_EV_CTX_ERR, 3, MYRI_ERR_BAD_SLOT);
+    g_assert_cmpuint(counter(c, GCNT(parked)), ==, 4);
+    g_assert_cmpuint(mailbox(c, MCP_CMD_CLOSE_CTX, 5), ==, 0);
+    g_assert_cmpuint(sram_readl(c, GCTX(5, state)), ==, MCP_CTX_CLOSED);
+
+    for (n = 0; fp[0].ngot < 32 && n < 5000; n++) {
+        serve(c, fp, 1);
+    }
+    g_assert_cmpuint(fp[0].ngot, ==, 32);
+    for (uint32_t k = 0; k < 32; k++) {
+        g_assert_cmphex(fp[0].got[k], ==, (1 + k / NSLOTS) << 8 | k % NSLOTS);
+    }
+    for (n = 0; n < 200; n++) {
+        serve(c, fp, 1);
+    }
+    g_assert_cmpuint(fp[0].ngot, ==, 32);       /* nothing of context 5 */
+    g_assert_cmpuint(counter(c, GCNT(sent)), ==, 32);
+    card_free(c);
+}
+
+/*
+ * A node that never answers: after MRC retransmissions RDP's 32 sends
+ * fail with PEER_DEAD, and so do the 4 parked behind them, at once (not
+ * after another MRC on a new connection).
+ */
+static void test_lost_parked(void)
+{
+    Card *c;
+    uint32_t t0;
+
+    if (!have_fw()) {
+        return;
+    }
+    c = card_new(0, 2);
+    card_load(c, "mcp.bin");
+    card_setup(c, MCP_MAGIC);
+    sram_writel(c, G(params) + 4 * MCP_P_MRC, 3);
+    card_start(c);
+    g_assert_true(wait_sram(c, G(state), ~0u, MCP_STATE_READY));
+    fill_peer_queue(c);
+    t0 = rtc(c);
+    step(c, 5 * 20000);         /* (MRC + 1) SYNs an RTO apart, and some */
+    for (unsigned ctx = 1; ctx <= 5; ctx++) {
+        for (uint32_t i = 0; i < (ctx < 5 ? NSLOTS : 4u); i++) {
+            g_assert_cmpuint(sram_readl(c, SLOT(ctx, i, state)), ==,
+                             MYRI_SLOT_FREE);
+            g_assert_cmpuint(sram_readl(c, SLOT(ctx, i, status)), ==,
+                             MYRI_ERR_PEER_DEAD);
+        }
+    }
+    g_test_message("lost peer: 36 sends failed within %u us",
+                   rtc(c) - t0);
+    g_assert_cmpuint(counter(c, GCNT(undeliverable)), ==, 36);
     card_free(c);
 }
 
@@ -1105,8 +1435,12 @@ int main(int argc, char **argv)
     g_test_add_func("/mcp/bad-firmware", test_bad_firmware);
     g_test_add_func("/mcp/local", test_local);
     g_test_add_func("/mcp/local-back-pressure", test_local_back_pressure);
+    g_test_add_func("/mcp/local-stalled", test_local_stalled);
     g_test_add_func("/mcp/peer", test_peer);
     g_test_add_func("/mcp/peer-queue-full", test_peer_queue_full);
+    g_test_add_func("/mcp/stalled-peer", test_stalled_peer);
+    g_test_add_func("/mcp/close-parked", test_close_parked);
+    g_test_add_func("/mcp/lost-parked", test_lost_parked);
     g_test_add_func("/mcp/peer-reset", test_peer_reset);
     g_test_add_func("/mcp/bad-requests", test_bad_requests);
     g_test_add_func("/mcp/rx-errors", test_rx_errors);

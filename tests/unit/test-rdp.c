@@ -45,6 +45,8 @@ typedef struct Node {
     bool raw;                   /* garbage tests: count, check nothing */
     unsigned raw_rx;
     uint32_t nospace_until;     /* deliver() refuses before this time */
+    uint32_t accept_every_us;   /* deliver() takes one packet this often */
+    uint32_t next_accept;
     uint32_t next_msg[MAX_NODES];
     uint32_t next_at[MAX_NODES];    /* paced: no send before this */
     int64_t last_rx[MAX_NODES];
@@ -184,6 +186,12 @@ static int node_deliver(void *opaque, uint16_t peer, const uint8_t *payload,
 
     if (before(s->now, nd->nospace_until)) {
         return RDP_DELIVER_NOSPACE;
+    }
+    if (nd->accept_every_us) {
+        if (before(s->now, nd->next_accept)) {
+            return RDP_DELIVER_NOSPACE;
+        }
+        nd->next_accept = s->now + nd->accept_every_us;
     }
     if (nd->raw) {
         nd->raw_rx++;
@@ -504,7 +512,7 @@ static void sim_report(Sim *s, const char *what)
         C(acks_rcvd), C(seq_nacks_tx), C(seq_nacks_rx), C(cap_nacks_tx),
         C(cap_nacks_rx), C(crc_drops), C(sanity_drops), C(dup_drops),
         C(ooo_drops), C(window_stalls), C(timeouts), C(reconnects),
-        C(undeliverable),
+        C(undeliverable), C(noroom),
     };
 #undef C
     g_autoptr(GString) line = g_string_new(what);
@@ -521,10 +529,10 @@ static void sim_report(Sim *s, const char *what)
  * Every message was settled once; the acknowledged ones were delivered
  * exactly once (deliver() already refused doubles).  Counts statuses.
  */
-static void sim_verify(Sim *s, unsigned count[2])
+static void sim_verify(Sim *s, unsigned count[3])
 {
     sim_report(s, g_test_get_path());
-    count[0] = count[1] = 0;
+    count[0] = count[1] = count[2] = 0;
     for (int i = 0; i < s->n; i++) {
         for (int j = 0; j < s->n; j++) {
             for (uint32_t no = 0; no < s->msgs && i != j; no++) {
@@ -535,16 +543,21 @@ static void sim_verify(Sim *s, unsigned count[2])
                 }
                 g_assert_cmpint(m->done, ==, 1);
                 g_assert_cmpint(m->status, >=, 0);
-                g_assert_cmpint(m->status, <=, 1);
+                g_assert_cmpint(m->status, <=, RDP_DONE_NOROOM);
                 count[m->status]++;
                 if (m->status == RDP_DONE_OK) {
                     g_assert_cmpint(m->delivered + m->delivered_before, >=, 1);
+                }
+                if (m->status == RDP_DONE_NOROOM) {
+                    /* Refused every time it came: never delivered. */
+                    g_assert_cmpint(m->delivered + m->delivered_before, ==, 0);
                 }
             }
         }
     }
     if (s->strict) {
         g_assert_cmpuint(count[RDP_DONE_TIMEOUT], ==, 0);
+        g_assert_cmpuint(count[RDP_DONE_NOROOM], ==, 0);
     }
 }
 
@@ -553,7 +566,7 @@ static Sim *run_stream(int n, uint32_t msgs, uint64_t seed, const Faults *f,
                        uint32_t pace_us)
 {
     Sim *s = sim_new(n, msgs, seed, f, NULL);
-    unsigned count[2];
+    unsigned count[3];
 
     s->pace_us = pace_us;
 
@@ -660,7 +673,7 @@ static void test_one_way(void)
 {
     RdpParams p;
     Sim *s;
-    unsigned count[2];
+    unsigned count[3];
 
     rdp_default_params(&p);
     p.window = 4;
@@ -695,7 +708,7 @@ static void test_capacity(void)
 {
     const uint32_t busy_us = 20000;
     Sim *s = sim_new(2, 300, 6, NULL, NULL);
-    unsigned count[2];
+    unsigned count[3];
     uint32_t bound;
 
     s->node[1].nospace_until = s->start + busy_us;
@@ -748,7 +761,7 @@ static void test_restart(void)
 {
     Faults f = { .loss = 0.02, .dup = 0.02 };
     Sim *s = sim_new(3, 400, 7, &f, NULL);
-    unsigned count[2];
+    unsigned count[3];
 
     s->strict = false;
     s->pace_us = 40;        /* the streams keep pace with each other */
@@ -786,6 +799,123 @@ static void test_restart(void)
     sim_free(s);
 }
 
+/* RDP parameters with a short refusal bound, so the tests run quickly. */
+static RdpParams refuse_params(void)
+{
+    RdpParams p;
+
+    rdp_default_params(&p);
+    p.refuse_us = 50000;
+    return p;
+}
+
+/*
+ * A receiver that never makes room: node 0's sends to it fail with
+ * NOROOM after refuse_us (not before, and not much after), and never
+ * reach it, while node 0's stream to node 2 goes on untouched.  Without
+ * the bound the sends to node 1 would wait forever (sim_run times out).
+ */
+static void test_refuse_bound(void)
+{
+    RdpParams p = refuse_params();
+    Sim *s = sim_new(3, 100, 13, NULL, &p);
+    const RdpCounters *c0 = &s->node[0].st.c;
+    uint32_t first = UINT32_MAX, last = 0, t;
+    unsigned count[3];
+
+    s->strict = false;
+    sim_one_way(s);
+    s->node[1].nospace_until = s->start + (1u << 30);
+    g_assert_true(sim_run(s, 2 * 1000 * 1000, NULL));
+    sim_verify(s, count);
+    g_assert_cmpuint(count[RDP_DONE_NOROOM], ==, 100);
+    g_assert_cmpuint(count[RDP_DONE_OK], ==, 100);
+    g_assert_cmpuint(count[RDP_DONE_TIMEOUT], ==, 0);
+    for (uint32_t no = 0; no < s->msgs; no++) {
+        const Msg *m = msg_at(s, 0, 1, no);
+
+        g_assert_cmpint(m->status, ==, RDP_DONE_NOROOM);
+        t = m->done_at - s->start;
+        first = MIN(first, t);
+        last = MAX(last, t);
+        /* The other peer is not held up: done long before the bound. */
+        g_assert_cmpint(msg_at(s, 0, 2, no)->status, ==, RDP_DONE_OK);
+        g_assert_cmpuint(msg_at(s, 0, 2, no)->done_at - s->start, <,
+                         p.refuse_us / 10);
+    }
+    g_test_message("refused: first failed after %u us, the last of 100 "
+                   "after %u us (refuse_us %u)", first, last, p.refuse_us);
+    /* The first refusal came within a round trip of the start. */
+    g_assert_cmpuint(first, >=, p.refuse_us);
+    g_assert_cmpuint(first, <=, p.refuse_us + p.cto_us + 100);
+    /* The rest fail at their first refusal: a handshake and a NACK each. */
+    g_assert_cmpuint(last - first, <=, 100 * 100);
+    g_assert_cmpuint(c0->noroom, ==, 100);
+    g_assert_cmpuint(c0->undeliverable, ==, 100);
+    g_assert_cmpuint(c0->timeouts, ==, 0);
+    g_assert_cmpint(s->node[0].events[RDP_EV_PEER_LOST][1], ==, 0);
+    g_assert_cmpint(s->node[1].last_rx[0], ==, -1);
+    sim_free(s);
+}
+
+/*
+ * A receiver that makes room again after 1.5 bounds, on a lossy network:
+ * the sends it refused meanwhile failed, and the later ones are
+ * delivered, in order, on a new connection; so are the sends to node 2
+ * all along.
+ */
+static void test_refuse_recovers(void)
+{
+    RdpParams p = refuse_params();
+    Faults f = { .loss = 0.02 };
+    Sim *s = sim_new(3, 400, 14, &f, &p);
+    uint32_t busy = p.refuse_us * 3 / 2;
+    unsigned count[3];
+
+    s->strict = false;
+    s->pace_us = 200;
+    sim_one_way(s);
+    s->node[1].nospace_until = s->start + busy;
+    g_assert_true(sim_run(s, 2 * 1000 * 1000, NULL));
+    sim_verify(s, count);
+    g_assert_cmpuint(count[RDP_DONE_NOROOM], >, 0);
+    g_assert_cmpuint(count[RDP_DONE_OK], >, 400);
+    for (uint32_t no = 0; no < s->msgs; no++) {
+        const Msg *m = msg_at(s, 0, 1, no);
+
+        g_assert_cmpint(msg_at(s, 0, 2, no)->status, ==, RDP_DONE_OK);
+        if (m->status == RDP_DONE_NOROOM) {
+            g_assert_cmpuint(m->done_at - s->start, >=, p.refuse_us);
+            g_assert_cmpuint(m->done_at - s->start, <=, busy + p.cto_us);
+        }
+    }
+    g_assert_cmpint(msg_at(s, 0, 1, s->msgs - 1)->status, ==, RDP_DONE_OK);
+    g_assert_cmpuint(s->node[0].st.c.noroom, ==, count[RDP_DONE_NOROOM]);
+    sim_free(s);
+}
+
+/*
+ * A slow receiver that takes one packet every 0.6 bounds is slow, not
+ * stalled: every send is delivered, none fails.
+ */
+static void test_refuse_slow(void)
+{
+    RdpParams p = refuse_params();
+    Sim *s = sim_new(2, 12, 15, NULL, &p);
+    unsigned count[3];
+
+    sim_one_way(s);
+    s->node[1].accept_every_us = p.refuse_us * 3 / 5;
+    s->node[1].next_accept = s->start;
+    g_assert_true(sim_run(s, 2 * 1000 * 1000, NULL));
+    sim_verify(s, count);
+    g_assert_cmpuint(count[RDP_DONE_OK], ==, 12);
+    g_assert_cmpuint(s->now - s->start, >=, 11 * s->node[1].accept_every_us);
+    g_assert_cmpuint(s->node[0].st.c.cap_nacks_rx, >, 11);
+    g_assert_cmpuint(s->node[0].st.c.noroom, ==, 0);
+    sim_free(s);
+}
+
 static uint32_t killed_at, revived_at;
 
 /* Node 2 dies mid-stream, and boots again an RTO after the first failure. */
@@ -810,7 +940,7 @@ static void test_dead_peer(void)
 {
     RdpParams p;
     Sim *s;
-    unsigned count[2];
+    unsigned count[3];
     uint32_t rto;
 
     rdp_default_params(&p);
@@ -1040,6 +1170,9 @@ int main(int argc, char **argv)
     g_test_add_func("/rdp/duplicate", test_duplicate);
     g_test_add_func("/rdp/reorder", test_reorder);
     g_test_add_func("/rdp/capacity", test_capacity);
+    g_test_add_func("/rdp/refuse-bound", test_refuse_bound);
+    g_test_add_func("/rdp/refuse-recovers", test_refuse_recovers);
+    g_test_add_func("/rdp/refuse-slow", test_refuse_slow);
     g_test_add_func("/rdp/restart", test_restart);
     g_test_add_func("/rdp/dead-peer", test_dead_peer);
     g_test_add_func("/rdp/deterministic", test_deterministic);

@@ -35,6 +35,12 @@ static inline volatile struct myri_slot *slot_at(McpCtx *c, uint32_t i)
     return (volatile struct myri_slot *)(c->slots + i * c->slot_size);
 }
 
+/* Slot @slot of @ctx in McpPark and held[]. */
+static inline uint32_t park_index(uint32_t ctx, uint32_t slot)
+{
+    return ctx * MCP_MAX_SLOTS + slot;
+}
+
 /* A 64-bit bus address plus an offset. */
 static inline void bus_add(uint32_t lo, uint32_t hi, uint32_t off,
                            uint32_t *out_lo, uint32_t *out_hi)
@@ -43,12 +49,22 @@ static inline void bus_add(uint32_t lo, uint32_t hi, uint32_t off,
     *out_hi = hi + (*out_lo < lo);
 }
 
+static void queue_init(McpQueue *q)
+{
+    q->head = q->tail = MCP_PARK_NONE;
+    q->refusing = false;
+}
+
 void host_init(void)
 {
     for (uint32_t i = 0; i < MCP_MAX_CTX; i++) {
         mcp.ctx[i].state = MCP_CTX_CLOSED;
         mcp.ctx[i].shared = &MCP_GLOBAL->ctx[i];
         MCP_GLOBAL->ctx[i].state = MCP_CTX_CLOSED;
+        queue_init(&mcp.local_q[i]);
+    }
+    for (uint32_t n = 0; n < MCP_MAX_NODES; n++) {
+        queue_init(&mcp.peer_q[n]);
     }
     mcp.close_ctx = -1;
 }
@@ -185,6 +201,7 @@ static void slot_complete(uint32_t ctx, uint32_t i, uint32_t status,
     volatile struct myri_slot *s = slot_at(c, i);
     uint32_t cookie = s->cookie;    /* before the user may reuse it */
 
+    mcp.held[park_index(ctx, i)] = false;
     s->status = status;
     s->state = MYRI_SLOT_FREE;
     if (status) {
@@ -205,13 +222,16 @@ void host_send_done(uint32_t cookie, int status)
 
     c->pending--;
     if (c->state != MCP_CTX_OPEN) {
+        mcp.held[park_index(ctx, COOKIE_SLOT(cookie))] = false;
         /* Closing: the slot and the receive region are not ours. */
         if (!c->pending && c->state == MCP_CTX_CLOSING) {
             close_finish(ctx);
         }
         return;
     }
-    if (status != RDP_DONE_OK) {
+    if (status == RDP_DONE_NOROOM) {
+        err = MYRI_ERR_NO_ROOM;
+    } else if (status != RDP_DONE_OK) {
         err = MYRI_ERR_PEER_DEAD;
     }
     slot_complete(ctx, COOKIE_SLOT(cookie), err, COOKIE_EVENT(cookie));
@@ -233,43 +253,237 @@ static void reject(uint32_t ctx, uint32_t i, uint32_t err, bool free_slot)
     post_event(ctx, MYRI_EV_CTX_ERR, mcp.node, 0, i, err);
 }
 
-/* Block doorbells until a retry; @retry_us 0: until RDP has room. */
-static void block_doorbells(uint32_t retry_us)
+/* ---- sends that wait for their destination ---- */
+
+/*
+ * A send that cannot go at once waits in the queue of its destination,
+ * never in the doorbell FIFO that all contexts share: a peer or a context
+ * that takes nothing holds up the sends to it, and nothing else.
+ */
+
+static void queue_link(McpQueue *q, uint32_t idx)
 {
-    mcp.db_blocked = true;
-    if (retry_us) {
+    mcp.park[idx].next = MCP_PARK_NONE;
+    if (q->head == MCP_PARK_NONE) {
+        q->head = idx;
+    } else {
+        mcp.park[q->tail].next = idx;
+    }
+    q->tail = idx;
+}
+
+static void queue_pop(McpQueue *q)
+{
+    q->head = mcp.park[q->head].next;
+}
+
+/* Context @ctx is being closed: its sends that never went are dropped. */
+static void queue_drop_ctx(McpQueue *q, uint32_t ctx)
+{
+    uint32_t idx = q->head;
+
+    q->head = q->tail = MCP_PARK_NONE;
+    while (idx != MCP_PARK_NONE) {
+        uint32_t next = mcp.park[idx].next;
+
+        if (idx / MCP_MAX_SLOTS != ctx) {
+            queue_link(q, idx);
+        } else {
+            mcp.held[idx] = false;
+        }
+        idx = next;
+    }
+}
+
+/* Retry the local queues every CTO: the MCP cannot see a user free room. */
+static void local_retry_arm(void)
+{
+    if (!mcp.retry_armed) {
         mcp.retry_armed = true;
-        mcp.retry_at = mcp.now + retry_us;
+        mcp.retry_at = mcp.now + mcp.rdp.p.cto_us;
         mcp.timers_dirty = true;
     }
 }
 
 /*
- * Doorbell {ctx, slot i}: check the slot, then send it.  False when it
- * has to wait: RDP's queue to the peer is full, or (to this node) the
- * receiving context has no room.
+ * Slot @i of @ctx (BUSY, wire bytes written) to RDP; false when RDP's
+ * queue to the peer is full.
  */
-static bool post(uint32_t ctx, uint32_t i)
+static bool rdp_hand(uint32_t ctx, uint32_t i, uint32_t dst_node,
+                     uint32_t len_ev)
+{
+    McpCtx *c = &mcp.ctx[ctx];
+    volatile struct myri_slot *s = slot_at(c, i);
+    bool ev = len_ev & MCP_PARK_EVENT;
+    int r;
+
+    r = rdp_send(&mcp.rdp, dst_node, COOKIE(ctx, i, ev),
+                 (const void *)&s->dst_ctx_wire,
+                 (len_ev & ~MCP_PARK_EVENT) + 4, mcp.now);
+    if (r == RDP_NOROOM) {
+        return false;
+    }
+    mcp.timers_dirty = true;
+    if (r != RDP_OK) {          /* not expected: the peer was checked */
+        mcp.held[park_index(ctx, i)] = false;
+        reject(ctx, i, MYRI_ERR_BAD_DEST, true);
+        return true;
+    }
+    c->pending++;
+    return true;
+}
+
+/*
+ * A send to this node: delivered, or false when it must wait.  The rule
+ * RDP applies to peers: once the destination has refused for refuse_us
+ * without taking anything, each send it refuses fails (NO_ROOM) until it
+ * takes one again.
+ */
+static bool local_try(McpQueue *q, uint32_t dst_ctx, uint32_t ctx,
+                      uint32_t i, uint32_t len_ev)
+{
+    volatile struct myri_slot *s = slot_at(&mcp.ctx[ctx], i);
+    bool ev = len_ev & MCP_PARK_EVENT;
+
+    if (host_deliver(dst_ctx, mcp.node, ctx, (const uint8_t *)s->data,
+                     len_ev & ~MCP_PARK_EVENT) == RDP_DELIVER_OK) {
+        q->refusing = false;
+        mcp.cnt.sent_local++;
+        slot_complete(ctx, i, MYRI_ERR_NONE, ev);
+        return true;
+    }
+    if (!q->refusing) {
+        q->refusing = true;
+        q->refused_since = mcp.now;
+        return false;
+    }
+    if (mcp.now - q->refused_since < mcp.refuse_us) {
+        return false;
+    }
+    mcp.cnt.noroom_local++;
+    mcp.cnt.undeliverable++;
+    slot_complete(ctx, i, MYRI_ERR_NO_ROOM, ev);
+    return true;
+}
+
+static void unpark_peer(uint32_t peer)
+{
+    McpQueue *q = &mcp.peer_q[peer];
+
+    while (q->head != MCP_PARK_NONE) {
+        uint32_t idx = q->head;
+
+        if (!rdp_hand(idx / MCP_MAX_SLOTS, idx % MCP_MAX_SLOTS, peer,
+                      mcp.park[idx].len)) {
+            break;
+        }
+        queue_pop(q);
+    }
+    if (q->head == MCP_PARK_NONE) {
+        mcp.peers_waiting &= ~(1ull << peer);
+    }
+}
+
+static void unpark_local(uint32_t dst_ctx)
+{
+    McpQueue *q = &mcp.local_q[dst_ctx];
+
+    while (q->head != MCP_PARK_NONE) {
+        uint32_t idx = q->head;
+
+        if (!local_try(q, dst_ctx, idx / MCP_MAX_SLOTS, idx % MCP_MAX_SLOTS,
+                       mcp.park[idx].len)) {
+            break;
+        }
+        queue_pop(q);
+    }
+    if (q->head == MCP_PARK_NONE) {
+        mcp.locals_waiting &= ~(1u << dst_ctx);
+    }
+}
+
+void host_queues(void)
+{
+    for (uint32_t peer = 0; mcp.peers_waiting && peer < mcp.nodes; peer++) {
+        if (mcp.peers_waiting >> peer & 1) {
+            unpark_peer(peer);
+        }
+    }
+    if (mcp.locals_waiting && mcp.retry_armed &&
+        (int32_t)(mcp.now - mcp.retry_at) >= 0) {
+        mcp.retry_armed = false;
+        for (uint32_t ctx = 0; ctx < MCP_MAX_CTX; ctx++) {
+            if (mcp.locals_waiting >> ctx & 1) {
+                unpark_local(ctx);
+            }
+        }
+        if (mcp.locals_waiting) {
+            local_retry_arm();
+        }
+    }
+}
+
+/* RDP gave up on @peer: what waits for it fails too, not after MRC more. */
+void host_peer_lost(uint32_t peer)
+{
+    McpQueue *q = &mcp.peer_q[peer];
+
+    while (q->head != MCP_PARK_NONE) {
+        uint32_t idx = q->head;
+
+        queue_pop(q);
+        mcp.cnt.undeliverable++;
+        slot_complete(idx / MCP_MAX_SLOTS, idx % MCP_MAX_SLOTS,
+                      MYRI_ERR_PEER_DEAD, mcp.park[idx].len & MCP_PARK_EVENT);
+    }
+    mcp.peers_waiting &= ~(1ull << peer);
+}
+
+static void drop_parked(uint32_t ctx)
+{
+    for (uint32_t peer = 0; peer < mcp.nodes; peer++) {
+        if (mcp.peers_waiting >> peer & 1) {
+            queue_drop_ctx(&mcp.peer_q[peer], ctx);
+            if (mcp.peer_q[peer].head == MCP_PARK_NONE) {
+                mcp.peers_waiting &= ~(1ull << peer);
+            }
+        }
+    }
+    for (uint32_t dst = 0; dst < MCP_MAX_CTX; dst++) {
+        if (mcp.locals_waiting >> dst & 1) {
+            queue_drop_ctx(&mcp.local_q[dst], ctx);
+            if (mcp.local_q[dst].head == MCP_PARK_NONE) {
+                mcp.locals_waiting &= ~(1u << dst);
+            }
+        }
+    }
+}
+
+/*
+ * Doorbell {ctx, slot i}: check the slot, then send it now or park it in
+ * its destination's queue.  Either way the doorbell is consumed.
+ */
+static void post(uint32_t ctx, uint32_t i)
 {
     McpCtx *c;
+    McpQueue *q;
     volatile struct myri_slot *s;
-    uint32_t len, dst_node, dst_ctx, flags;
+    uint32_t len, dst_node, dst_ctx, flags, len_ev;
     volatile uint32_t *wire;
-    int r;
 
     if (ctx >= MCP_MAX_CTX || mcp.ctx[ctx].state != MCP_CTX_OPEN) {
         mcp.cnt.ctx_errors++;   /* no one to tell */
-        return true;
+        return;
     }
     c = &mcp.ctx[ctx];
     if (i >= c->nslots) {
         reject(ctx, i, MYRI_ERR_BAD_SLOT, false);
-        return true;
+        return;
     }
     s = slot_at(c, i);
-    if (s->state != MYRI_SLOT_POSTED) {
+    if (s->state != MYRI_SLOT_POSTED || mcp.held[park_index(ctx, i)]) {
         reject(ctx, i, MYRI_ERR_BAD_SLOT, false);
-        return true;
+        return;
     }
     /* Once: the user may change them under us; these are what we use. */
     len = s->len;
@@ -278,43 +492,39 @@ static bool post(uint32_t ctx, uint32_t i)
     flags = s->flags;
     if (len == 0 || len > c->max_len) {
         reject(ctx, i, MYRI_ERR_BAD_LEN, true);
-        return true;
+        return;
     }
     if (dst_node >= mcp.nodes || dst_ctx >= MCP_MAX_CTX ||
         (dst_node != mcp.node && !net_route_ok(dst_node))) {
         reject(ctx, i, MYRI_ERR_BAD_DEST, true);
-        return true;
+        return;
     }
     /* dst_ctx_wire, src_ctx_wire, wire_reserved: one aligned word. */
     wire = (volatile uint32_t *)&s->dst_ctx_wire;
     *wire = dst_ctx | ctx << 8;
+    len_ev = len | (flags & MYRI_SLOT_F_EVENT ? MCP_PARK_EVENT : 0);
+    /* Taken: ringing it again is BAD_SLOT, so it waits in one queue. */
+    s->state = MYRI_SLOT_BUSY;
+    mcp.held[park_index(ctx, i)] = true;
 
     if (dst_node == mcp.node) {
-        if (host_deliver(dst_ctx, dst_node, ctx, (const uint8_t *)s->data,
-                         len) != RDP_DELIVER_OK) {
-            block_doorbells(mcp.rdp.p.cto_us);
-            return false;
+        q = &mcp.local_q[dst_ctx];
+        if (q->head == MCP_PARK_NONE &&
+            local_try(q, dst_ctx, ctx, i, len_ev)) {
+            return;
         }
-        mcp.cnt.sent_local++;
-        slot_complete(ctx, i, MYRI_ERR_NONE, flags & MYRI_SLOT_F_EVENT);
-        return true;
+        mcp.locals_waiting |= 1u << dst_ctx;
+        local_retry_arm();
+    } else {
+        q = &mcp.peer_q[dst_node];
+        if (q->head == MCP_PARK_NONE && rdp_hand(ctx, i, dst_node, len_ev)) {
+            return;
+        }
+        mcp.peers_waiting |= 1ull << dst_node;
     }
-    s->state = MYRI_SLOT_BUSY;
-    r = rdp_send(&mcp.rdp, dst_node,
-                 COOKIE(ctx, i, (flags & MYRI_SLOT_F_EVENT) != 0),
-                 (const void *)wire, len + 4, mcp.now);
-    mcp.timers_dirty = true;
-    if (r == RDP_NOROOM) {
-        s->state = MYRI_SLOT_POSTED;
-        block_doorbells(0);
-        return false;
-    }
-    if (r != RDP_OK) {
-        reject(ctx, i, MYRI_ERR_BAD_DEST, true);
-        return true;
-    }
-    c->pending++;
-    return true;
+    mcp.park[park_index(ctx, i)].len = len_ev;
+    queue_link(q, park_index(ctx, i));
+    mcp.cnt.parked++;
 }
 
 /* At most this many doorbells per pass: the loop's other work waits. */
@@ -326,15 +536,11 @@ void host_doorbells(void)
     uint32_t cons = mcp.db_cons;
     uint32_t n = 0;
 
-    mcp.db_blocked = false;
-    mcp.retry_armed = false;
     while (cons != prod && n++ < DOORBELL_BATCH) {
         const volatile uint32_t *e =
             &MCP_DOORBELLS[2 * (cons & (MCP_DB_ENTRIES - 1))];
 
-        if (!post(LANAI_DB_CTX(e[0]), e[1])) {
-            break;
-        }
+        post(LANAI_DB_CTX(e[0]), e[1]);
         cons++;
         mcp.cnt.doorbells++;
     }
@@ -399,7 +605,7 @@ static uint32_t open_ctx(uint32_t ctx)
     }
     area_end = (uint64_t)send_off + PAGE_SIZE + (uint64_t)nslots * slot_size;
     if (send_off < MCP_CTX_AREA_OFF || (send_off & (PAGE_SIZE - 1)) ||
-        !is_pow2(nslots) || nslots > 0x10000 ||
+        !is_pow2(nslots) || nslots > MCP_MAX_SLOTS ||
         slot_size <= MYRI_SLOT_HDR || slot_size % 64 ||
         area_end > mcp.sram_size) {
         return MYRI_ERR_BAD_CMD;
@@ -431,6 +637,7 @@ static uint32_t open_ctx(uint32_t ctx)
     c->ev_prod = 0;
     c->rx_prod = 0;
     c->pending = 0;
+    memset(&mcp.held[park_index(ctx, 0)], 0, MCP_MAX_SLOTS);
     c->user->ev_prod = 0;
     c->user->err = 0;
     sh->notifies = 0;
@@ -468,6 +675,7 @@ static void close_ctx(uint32_t ctx)
     }
     c->state = MCP_CTX_CLOSING;
     mcp.closing_mask |= 1u << ctx;
+    drop_parked(ctx);
     mcp.close_ctx = ctx;
     if (!c->pending) {
         close_finish(ctx);

@@ -16,9 +16,9 @@ Mcp mcp;
 
 #define HEARTBEAT_US 250000     /* the driver declares death after 2 s */
 
-/* The bits that bring work, DOORBELL only when doorbells can be taken. */
-#define WAKE_ALWAYS (LANAI_ISR_LANAI_SIG | LANAI_ISR_RECV | \
-                     LANAI_ISR_TIME0 | LANAI_ISR_TIME1)
+/* The bits that bring work: doorbells are always taken (host.c). */
+#define WAKE (LANAI_ISR_LANAI_SIG | LANAI_ISR_RECV | LANAI_ISR_TIME0 | \
+              LANAI_ISR_TIME1 | LANAI_ISR_DOORBELL)
 
 static const uint32_t param_default[MCP_PARAMS] = {
     /*
@@ -32,6 +32,12 @@ static const uint32_t param_default[MCP_PARAMS] = {
     [MCP_P_ACK_DELAY_US] = 100,
     [MCP_P_ACK_PENDING] = 4,
     [MCP_P_CTO_US] = 1000,
+    /*
+     * A receiver that takes nothing for 2 s is not just slow; under the
+     * driver's 5 s command timeout, so that a CLOSE_CTX held up behind
+     * such a receiver is still acknowledged in time.
+     */
+    [MCP_P_REFUSE_US] = 2000000,
 };
 
 /* Largest time parameter: RDP compares times as signed differences. */
@@ -111,12 +117,14 @@ static void counters_sync(void)
     out[MCP_CNT_undeliverable] = r->undeliverable + m->undeliverable;
     out[MCP_CNT_doorbells] = m->doorbells;
     out[MCP_CNT_ctx_errors] = m->ctx_errors;
+    out[MCP_CNT_parked] = m->parked;
+    out[MCP_CNT_noroom] = r->noroom + m->noroom_local;
 }
 
 /* ---- timers ---- */
 
 /*
- * Keep IT0 at RDP's earliest deadline (or the doorbell retry).  Every
+ * Keep IT0 at RDP's earliest deadline (or the local queues' retry).  Every
  * deadline RDP sets lies at least timer_slack ahead, so while IT0 fires
  * within that, nothing can come before it and the scan over all peers is
  * skipped; firing early only costs a tick that finds nothing due.
@@ -178,6 +186,7 @@ static void load_params(RdpParams *p)
     p->ack_delay_us = param(MCP_P_ACK_DELAY_US);
     p->ack_pending = param(MCP_P_ACK_PENDING);
     p->cto_us = param(MCP_P_CTO_US);
+    p->refuse_us = param(MCP_P_REFUSE_US);
     if (p->rto_us > PARAM_TIME_MAX) {
         mcp_panic(MCP_PANIC_PARAMS, MCP_P_RTO_US);
     }
@@ -190,6 +199,10 @@ static void load_params(RdpParams *p)
     if (p->cto_us > PARAM_TIME_MAX) {
         mcp_panic(MCP_PANIC_PARAMS, MCP_P_CTO_US);
     }
+    if (p->refuse_us > PARAM_TIME_MAX) {
+        mcp_panic(MCP_PANIC_PARAMS, MCP_P_REFUSE_US);
+    }
+    mcp.refuse_us = p->refuse_us;
     mcp.timer_slack = p->ack_delay_us;
     if (p->rto_us < mcp.timer_slack) {
         mcp.timer_slack = p->rto_us;
@@ -256,15 +269,13 @@ void mcp_main(void)
 {
     boot();
     for (;;) {
-        uint32_t wake = WAKE_ALWAYS |
-                        (mcp.db_blocked ? 0 : LANAI_ISR_DOORBELL);
         uint32_t isr;
 
         reg_write(LANAI_REG_WDOG_KICK, 1);
-        isr = reg_read(LANAI_REG_ISR) & wake;
+        isr = reg_read(LANAI_REG_ISR) & WAKE;
         if (!isr) {
             counters_sync();
-            reg_write(LANAI_REG_IMR, wake);
+            reg_write(LANAI_REG_IMR, WAKE);
             wait_for_interrupt();
             continue;
         }
@@ -284,7 +295,11 @@ void mcp_main(void)
         if (isr & LANAI_ISR_LANAI_SIG) {
             host_mailbox();
         }
-        if ((isr & LANAI_ISR_DOORBELL) || mcp.db_blocked) {
+        /* Parked sends before new ones: they were rung first. */
+        if (mcp.peers_waiting || mcp.locals_waiting) {
+            host_queues();
+        }
+        if (isr & LANAI_ISR_DOORBELL) {
             host_doorbells();
         }
         if (isr & LANAI_ISR_TIME1) {

@@ -125,19 +125,49 @@ typedef struct McpCounters {
     uint32_t sent_local;        /* sends to this node, not through RDP */
     uint32_t received;          /* payloads handed to a context */
     uint32_t sanity_drops;      /* receive errors other than the CRC */
-    uint32_t undeliverable;     /* payloads for no open context */
+    uint32_t undeliverable;     /* payloads for no open context, and
+                                 * local sends that failed */
     uint32_t doorbells;
     uint32_t ctx_errors;
+    uint32_t parked;            /* sends that waited in a McpQueue */
+    uint32_t noroom_local;      /* local sends failed: MYRI_ERR_NO_ROOM */
 } McpCounters;
+
+/*
+ * A send that waits for its destination, in the FIFO of that peer (RDP's
+ * queue to it is full) or of that local context (no room in its receive
+ * region).  One entry per slot of every context, indexed
+ * ctx * MCP_MAX_SLOTS + slot: a parked slot is BUSY and cannot be rung
+ * again, so it sits in at most one queue, and all queues together hold
+ * at most the open contexts' slots.  No peer can make them longer.
+ */
+#define MCP_PARK_NONE 0xffffu
+#define MCP_PARK_EVENT 0x8000u  /* len: MYRI_SLOT_F_EVENT was set */
+
+typedef struct McpPark {
+    uint16_t next;              /* MCP_PARK_NONE: the last */
+    uint16_t len;               /* checked when rung; | MCP_PARK_EVENT */
+} McpPark;
+
+_Static_assert(MCP_MAX_CTX * MCP_MAX_SLOTS < MCP_PARK_NONE, "park index");
+_Static_assert(MCP_MAX_PAYLOAD < MCP_PARK_EVENT, "park len");
+
+typedef struct McpQueue {
+    uint16_t head, tail;        /* McpPark indices */
+    bool refusing;              /* local: refused since the last delivery */
+    uint32_t refused_since;     /* ... from then on */
+} McpQueue;
 
 typedef struct Mcp {
     uint32_t now;               /* RTC (us) at the start of the pass */
     uint32_t node, nodes;
     uint32_t sram_size;
     uint32_t db_cons;           /* doorbells consumed (free-running) */
-    bool db_blocked;            /* the doorbell at db_cons must wait */
-    bool retry_armed;           /* ... and be retried at retry_at */
+    bool retry_armed;           /* local queues are retried at retry_at */
     uint32_t retry_at;
+    uint32_t refuse_us;         /* RDP's refuse_us, for local sends too */
+    uint64_t peers_waiting;     /* peer_q[] that are not empty */
+    uint32_t locals_waiting;    /* local_q[] that are not empty */
     bool timer_armed;           /* IT0 runs, to fire at timer_at */
     uint32_t timer_at;
     uint32_t timer_slack;       /* the earliest any new deadline can be */
@@ -146,6 +176,12 @@ typedef struct Mcp {
     int32_t close_ctx;          /* the CLOSE_CTX in progress, or -1 */
     McpCounters cnt;
     McpCtx ctx[MCP_MAX_CTX];
+    McpQueue peer_q[MCP_MAX_NODES];
+    McpQueue local_q[MCP_MAX_CTX];
+    McpPark park[MCP_MAX_CTX * MCP_MAX_SLOTS];
+    /* The MCP holds the slot (parked or in RDP): whatever the user writes
+     * into it, a doorbell for it is BAD_SLOT, so it is in one place. */
+    bool held[MCP_MAX_CTX * MCP_MAX_SLOTS];
     RdpState rdp;
 } Mcp;
 
@@ -163,8 +199,11 @@ void mcp_debug(const char *s);
 /* host.c */
 void host_init(void);
 void host_mailbox(void);
-/* Consume doorbells, or set mcp.db_blocked when one must wait. */
+/* Consume doorbells; a send that must wait is parked, never the FIFO. */
 void host_doorbells(void);
+/* Hand parked sends on where room has come; fail those refused too long. */
+void host_queues(void);
+void host_peer_lost(uint32_t peer);
 int host_deliver(uint32_t ctx, uint32_t src_node, uint32_t src_ctx,
                  const uint8_t *data, uint32_t len);
 void host_send_done(uint32_t cookie, int status);

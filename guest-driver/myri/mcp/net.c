@@ -108,12 +108,17 @@ static void net_send_done(void *opaque, uint32_t cookie, int status)
     host_send_done(cookie, status);
 }
 
-/* A lost peer shows in its sends' status; a restart needs an event. */
+/*
+ * A restart is an event for every context; a lost peer shows in its
+ * sends' status, and fails the sends still waiting for room in RDP.
+ */
 static void net_event(void *opaque, RdpEvent kind, uint16_t peer)
 {
     (void)opaque;
     if (kind == RDP_EV_PEER_RESET) {
         host_peer_reset(peer);
+    } else if (kind == RDP_EV_PEER_LOST) {
+        host_peer_lost(peer);
     }
 }
 

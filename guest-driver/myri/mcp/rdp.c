@@ -106,6 +106,7 @@ void rdp_default_params(RdpParams *p)
     p->ack_delay_us = 100;
     p->ack_pending = 4;     /* psid RDPMaxAckPending */
     p->mrc = 32;            /* psid RDPMaxRetransCount */
+    p->refuse_us = 1000000;
 }
 
 /* A 32-bit integer hash (xorshift-multiply): every input bit matters. */
@@ -275,6 +276,7 @@ static bool out_acked(RdpState *st, uint16_t peer, uint32_t ackno)
         o->nxt = o->una;
     }
     o->retries = 0;
+    o->refusing = 0;        /* the peer takes data again */
     return true;
 }
 
@@ -310,6 +312,7 @@ static void out_requeue(RdpState *st, uint16_t peer)
     o->paused = 0;
     o->stalled = 0;
     o->retries = 0;
+    o->refusing = 0;        /* a new incarnation: room again */
     o->nxt = o->max = o->una;
 }
 
@@ -319,7 +322,25 @@ static void out_lost(RdpState *st, uint16_t peer)
     RdpOut *o = &st->peer[peer].out;
 
     out_fail(st, peer, o->end, RDP_DONE_TIMEOUT);
+    o->refusing = 0;
     st->ops->event(st->opaque, RDP_EV_PEER_LOST, peer);
+}
+
+/*
+ * The peer refused @una for want of room, and has taken nothing for
+ * refuse_us: that send fails, and the rest go on a new connection (the
+ * peer cannot skip a sequence number).  refusing stays set, so each
+ * later send it refuses before it takes one fails at its first refusal:
+ * one stalled receiver empties the queue in round trips, not in
+ * refuse_us each.  A receiver that takes anything starts the clock anew.
+ */
+static void out_refused(RdpState *st, uint16_t peer, uint32_t now)
+{
+    RdpOut *o = &st->peer[peer].out;
+
+    st->c.noroom++;
+    out_fail(st, peer, o->una + 1, RDP_DONE_NOROOM);
+    out_pump(st, peer, now);
 }
 
 /*
@@ -445,6 +466,19 @@ static void input_nack(RdpState *st, const RdpHdr *h, uint32_t now)
     out_acked(st, peer, h->seq);
     o->nxt = h->seq;
     if (h->op == RDP_OP_CAP_NACK) {
+        /*
+         * Pauses alone would wait forever for a receiver that never
+         * makes room, holding this peer's queue (and the sender's slots)
+         * full: bounded by refuse_us without progress.
+         */
+        if (!o->refusing) {
+            o->refusing = 1;
+            o->refused_since = now;
+        } else if (now - o->refused_since >= st->p.refuse_us) {
+            /* Unsigned: exact for any age below 2^32 us. */
+            out_refused(st, peer, now);
+            return;
+        }
         o->paused = 1;
         o->paused_until = now + st->p.cto_us;
     }
@@ -691,7 +725,8 @@ int rdp_init(RdpState *st, const RdpOps *ops, void *opaque, uint16_t node,
         params->window == 0 || params->window > RDP_SEND_SLOTS ||
         params->ack_pending == 0 || params->rto_us == 0 ||
         params->rto_us > 1u << 30 || params->cto_us > 1u << 30 ||
-        params->ack_delay_us > 1u << 30) {
+        params->ack_delay_us > 1u << 30 || params->refuse_us == 0 ||
+        params->refuse_us > 1u << 30) {
         return RDP_EINVAL;
     }
     rdp_memset(st, 0, sizeof(*st));

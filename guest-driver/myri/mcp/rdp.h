@@ -72,9 +72,14 @@ typedef struct RdpParams {
     uint32_t ack_delay_us;  /* longest wait before an explicit ACK */
     uint32_t ack_pending;   /* in-order packets that force an ACK at once */
     uint32_t mrc;           /* retransmissions before the peer is lost */
+    uint32_t refuse_us;     /* capacity NACKs with no progress for this
+                             * long: the refused sends fail (NOROOM) */
 } RdpParams;
 
-/* W 16, RTO 2048 us, CTO 1000 us, ACK after 100 us or 4 packets, MRC 32. */
+/*
+ * W 16, RTO 2048 us, CTO 1000 us, ACK after 100 us or 4 packets, MRC 32,
+ * refusals given up after 1 s.
+ */
 void rdp_default_params(RdpParams *p);
 
 /* rdp_send() and rdp_init() results. */
@@ -95,6 +100,8 @@ enum {
     RDP_DONE_OK = 0,        /* acknowledged: delivered (to a restarted
                              * peer's new incarnation at least once) */
     RDP_DONE_TIMEOUT = 1,   /* MRC retransmissions unanswered: peer lost */
+    RDP_DONE_NOROOM = 2,    /* the peer took nothing for refuse_us and
+                             * refused this send for want of room */
 };
 
 typedef enum RdpEvent {
@@ -112,7 +119,9 @@ typedef struct RdpOps {
                  uint32_t hdr_len, const void *payload, uint32_t len);
     /*
      * Hand one in-order payload (valid during the call only) up.  Return
-     * RDP_DELIVER_NOSPACE to refuse it: it comes again after a pause.
+     * RDP_DELIVER_NOSPACE to refuse it: it comes again after a pause,
+     * or fails at the sender (NOROOM) once nothing was taken for
+     * refuse_us.
      */
     int (*deliver)(void *opaque, uint16_t peer, const uint8_t *payload,
                    uint32_t len);
@@ -134,6 +143,7 @@ typedef struct RdpCounters {
     uint32_t timeouts;      /* retransmit timer expiries */
     uint32_t reconnects;    /* peer restarts detected */
     uint32_t undeliverable; /* sends completed with an error status */
+    uint32_t noroom;        /* of those, refused past refuse_us */
 } RdpCounters;
 
 typedef enum RdpOutState {
@@ -159,12 +169,14 @@ typedef struct RdpOut {
     uint8_t state;          /* RdpOutState */
     uint8_t paused;         /* by a capacity NACK, until paused_until */
     uint8_t stalled;        /* a window stall was counted */
+    uint8_t refusing;       /* capacity NACKs since the last progress */
     uint32_t connid;
     uint32_t una, nxt, max, end;
     uint32_t head;
     uint32_t retries;       /* timeouts since the last progress */
     uint32_t syn_at;        /* last SYN sent */
     uint32_t paused_until;
+    uint32_t refused_since; /* the first of those NACKs */
     RdpSlot slot[RDP_SEND_SLOTS];
 } RdpOut;
 

@@ -39,6 +39,7 @@
 
 #define MCP_MAX_NODES		64	/* RDP keeps about 600 bytes per peer */
 #define MCP_MAX_CTX		16
+#define MCP_MAX_SLOTS		256	/* send slots of one context */
 #define MCP_HAL_CTX		0	/* the HAL's context: ports and rawdata */
 #define MCP_MAX_PAYLOAD		8192	/* bytes a slot sends: the HAL's MTU */
 
@@ -76,6 +77,9 @@ enum mcp_param {
 	MCP_P_ACK_DELAY_US,	/* explicit ACK at the latest after (100) */
 	MCP_P_ACK_PENDING,	/* explicit ACK after this many packets (4) */
 	MCP_P_CTO_US,		/* pause after a capacity NACK (1000) */
+	MCP_P_REFUSE_US,	/* a destination that took nothing for this
+				 * long: the sends it refuses fail with
+				 * MYRI_ERR_NO_ROOM (2000000) */
 	MCP_PARAMS = 16
 };
 
@@ -85,7 +89,7 @@ enum mcp_param {
 	X(acks_rcvd) X(seq_nacks_tx) X(seq_nacks_rx) X(cap_nacks_tx)	\
 	X(cap_nacks_rx) X(crc_drops) X(sanity_drops) X(dup_drops)	\
 	X(window_stalls) X(timeouts) X(reconnects) X(undeliverable)	\
-	X(doorbells) X(ctx_errors)
+	X(doorbells) X(ctx_errors) X(parked) X(noroom)
 
 #define MCP_COUNTER_ENUM(name) MCP_CNT_##name,
 enum mcp_counter {
@@ -112,7 +116,7 @@ struct mcp_ctx {
 	uint32_t state;		/* MCP_CTX_*: the MCP's view */
 	uint32_t send_off;	/* SRAM offset of the send area, page aligned:
 				 * page 0 struct myri_ctx_user, then slots */
-	uint32_t nslots;	/* send slots, power of 2 */
+	uint32_t nslots;	/* send slots, power of 2, <= MCP_MAX_SLOTS */
 	uint32_t slot_size;	/* bytes per slot: MYRI_SLOT_HDR + data,
 				 * multiple of 64 */
 	uint32_t rx_bus_lo;	/* receive region: host bus address */
@@ -252,6 +256,8 @@ enum myri_err {
 	MYRI_ERR_PEER_DEAD = 4,	/* no answer after MRC retransmissions */
 	MYRI_ERR_CLOSED = 6,	/* the context was closed */
 	MYRI_ERR_BAD_CMD = 7,	/* mailbox: unknown command or bad argument */
+	MYRI_ERR_NO_ROOM = 8,	/* the destination took nothing for
+				 * MCP_P_REFUSE_US and had no room for it */
 };
 
 /* Why the MCP gave up: mcp_global.panic_code, and a0 of its final ebreak. */
