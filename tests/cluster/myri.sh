@@ -28,7 +28,7 @@ export VCLUSTER_SEED=$seed
 echo "  seed $seed (VCLUSTER_SEED=$seed repeats the fault PRNG and the message sizes)"
 start=$(date +%s)
 # libvirt mode checks one more thing: its domains are gone after down
-plan $((44 + $(test "$mode" = libvirt && echo 1 || echo 0)))
+plan $((46 + $(test "$mode" = libvirt && echo 1 || echo 0)))
 boot_cluster "4 nodes on eth and myrinet" -n 4 --fabric eth,myrinet
 
 sysfs=/sys/class/misc/myri0/device
@@ -382,6 +382,23 @@ check "$mode: after refuse_us the flood fails with NO_ROOM, and every sender get
 vc exec 3 -- 'kill -KILL $(cat /tmp/stalled.pid)' > /dev/null 2>&1
 vc exec 0 -- "echo 0 > /sys/module/myri/parameters/refuse_us" > /dev/null 2>&1
 echo "  stalled-receiver phase: $(since "$t0")"
+
+# ------------------------------------------------------------ drvfuzz
+# Seeded random ioctls, ioctl numbers, mmaps, reads and writes on /dev/myri0
+# as root (the device is root-only), beside another root process's
+# contexts; every mmap that works must be one the driver gave this file.
+fuzz_ops=${MYRI_FUZZ_OPS:-10000}
+fuzz_seed=${MYRI_FUZZ_SEED:-19}
+out=$(vc exec -t 600 1 -- "drvfuzz myri $fuzz_seed $fuzz_ops 0" 2>&1)
+rc=$?
+[ "$rc" = 0 ] && echo "$out" | grep -q "^ok   drvfuzz myri: $fuzz_ops ops, seed $fuzz_seed, uid 0" &&
+	pass "$mode: drvfuzz myri: $fuzz_ops random ioctls, mmaps, reads and writes (seed $fuzz_seed): nothing mapped it was not given" ||
+	fail "$mode: drvfuzz myri (seed $fuzz_seed, $fuzz_ops ops)" "exit $rc: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
+served_after_fuzz() {
+	vc exec -d 1 -- "myritest echo 1000 30000 > /tmp/echo1.log 2>&1" > /dev/null
+	retry 20 vc exec -t 60 2 -- myritest ping 1 50 64
+}
+check "$mode: the card works after drvfuzz: node2 pings node1's echo" served_after_fuzz
 
 # ------------------------------------------------------------ the end
 check "$mode: guest dmesg is clean" vc exec all -- myritest dmesg
