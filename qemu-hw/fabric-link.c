@@ -132,11 +132,18 @@ static gboolean fabric_link_tx_ready(void *do_not_use, GIOCondition cond,
     FabricLink *l = opaque;
     bool empty = fabric_link_tx_flush(l);
 
+    /*
+     * This watch ends when the queue is empty; clear it before the device
+     * hears of the room, so that what the device sends from tx_drained
+     * gets a watch of its own.
+     */
+    if (empty) {
+        l->tx_watch = 0;
+    }
     if (l->tx_drained) {
         l->tx_drained(l->opaque);
     }
     if (empty) {
-        l->tx_watch = 0;
         return G_SOURCE_REMOVE;
     }
     /* Compact now and then, so that the queue does not only grow. */

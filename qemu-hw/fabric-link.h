@@ -17,7 +17,7 @@ typedef void FabricLinkRxFn(void *opaque, const FabricHdr *hdr,
 typedef void FabricLinkEventFn(void *opaque, bool up);
 /* May the device take more frames now?  False stops reading the socket. */
 typedef bool FabricLinkCanRxFn(void *opaque);
-/* Called when queued output went out. */
+/* Called when queued output went out; it may send again. */
 typedef void FabricLinkTxDrainedFn(void *opaque);
 
 typedef struct FabricLink {
