@@ -208,6 +208,18 @@ gboolean qt_wait_reg(QTest *qt, uint64_t addr, uint32_t mask, uint32_t want)
     return FALSE;
 }
 
+uint64_t qt_rss_kb(QTest *qt)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qt->pid);
+    g_autofree char *text = NULL;
+    const char *at;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    at = strstr(text, "VmRSS:");
+    g_assert_nonnull(at);
+    return g_ascii_strtoull(at + 6, NULL, 10);
+}
+
 void qt_irq_intercept(QTest *qt)
 {
     g_free(qt_cmd(qt, "irq_intercept_in ioapic"));

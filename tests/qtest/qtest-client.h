@@ -35,6 +35,8 @@ int qt_pci_map(QTest *qt, uint16_t vendor, uint16_t device, uint64_t base);
 /* Poll until (readl(addr) & mask) == want, or a bounded time passes. */
 gboolean qt_wait_reg(QTest *qt, uint64_t addr, uint32_t mask, uint32_t want);
 void qt_irq_intercept(QTest *qt);
+/* QEMU's resident memory (VmRSS), in KiB. */
+uint64_t qt_rss_kb(QTest *qt);
 
 /* The fake fabricd end of a device's chardev. */
 typedef struct FakeFabric {

@@ -895,19 +895,6 @@ static void send_range(Card *c, uint32_t from, uint32_t to)
     wr(c, REG(LANAI_REG_SMLT), to);
 }
 
-/* QEMU's resident memory in KiB. */
-static unsigned long qemu_rss_kb(QTest *qt)
-{
-    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qt->pid);
-    g_autofree char *text = NULL;
-    const char *line;
-
-    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    line = strstr(text, "VmRSS:");
-    g_assert_nonnull(line);
-    return strtoul(line + 6, NULL, 10);
-}
-
 /*
  * A fabricd that stops reading neither stalls the card nor grows QEMU:
  * 2000 sends of 16 KiB (32 MiB) all complete, memory stays within the
@@ -918,7 +905,7 @@ static void test_net_send_fabric_stalled(void)
     enum { SENDS = 2000 };
     Card *c = card_up();
     const uint32_t at = 0x10000;
-    unsigned long before = qemu_rss_kb(c->qt), after;
+    uint64_t before = qt_rss_kb(c->qt), after;
     unsigned frames = 0;
     FabricHdr h;
     uint8_t *p;
@@ -928,8 +915,9 @@ static void test_net_send_fabric_stalled(void)
         send_range(c, at, at + 1 + LANAI_MAX_PACKET);
         g_assert_cmphex(rd(c, REG(LANAI_REG_SSTAT)), ==, LANAI_SSTAT_SENT);
     }
-    after = qemu_rss_kb(c->qt);
-    g_test_message("QEMU RSS %lu KiB before, %lu KiB after %u sends", before,
+    after = qt_rss_kb(c->qt);
+    g_test_message("QEMU RSS %" G_GUINT64_FORMAT " KiB before, %"
+                   G_GUINT64_FORMAT " KiB after %u sends", before,
                    after, SENDS);
     g_assert_cmpuint(after, <, before + 3 * FABRIC_LINK_TXQ_MAX / 1024);
     g_assert_cmpuint(rd(c, CFG(LANAI_CNT_TX_PACKETS)), ==, SENDS);

@@ -523,19 +523,6 @@ static void test_hello_ack_bounds(void)
     board_down(b);
 }
 
-/* QEMU's resident memory in KiB. */
-static unsigned long qemu_rss_kb(QTest *qt)
-{
-    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qt->pid);
-    g_autofree char *text = NULL;
-    const char *line;
-
-    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    line = strstr(text, "VmRSS:");
-    g_assert_nonnull(line);
-    return strtoul(line + 6, NULL, 10);
-}
-
 /*
  * A fabricd that stops reading stalls nothing: route commits (about 1 KiB
  * each for 1024 nodes) keep being taken, the vCPU side keeps answering,
@@ -547,7 +534,7 @@ static void test_fabric_stalled(void)
     enum { COMMITS = 12000 };
     Board *b = board_up(0, FABRIC_MAX_NODES);
     QTest *qt = b->qt;
-    unsigned long before = qemu_rss_kb(qt), after;
+    uint64_t before = qt_rss_kb(qt), after;
     unsigned frames = 0;
     FabricHdr h;
     uint8_t *p;
@@ -557,8 +544,9 @@ static void test_fabric_stalled(void)
         qt_writel(qt, R(RT_COMMIT), 1);
     }
     g_assert_cmphex(qt_readl(qt, R(ID)), ==, 0x50530002);
-    after = qemu_rss_kb(qt);
-    g_test_message("QEMU RSS %lu KiB before, %lu KiB after %u commits",
+    after = qt_rss_kb(qt);
+    g_test_message("QEMU RSS %" G_GUINT64_FORMAT " KiB before, %"
+                   G_GUINT64_FORMAT " KiB after %u commits",
                    before, after, COMMITS);
     g_assert_cmpuint(after, <, before + 3 * FABRIC_LINK_TXQ_MAX / 1024);
     /* fabricd reads again: whole ROUTES frames, then the link works */

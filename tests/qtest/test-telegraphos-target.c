@@ -276,19 +276,6 @@ static void test_hold_back_pressure(void)
 
 /* ---- a node that floods READ_REQs and never reads ----------------------- */
 
-/* The resident memory of a process, in KiB (VmRSS), from /proc. */
-static uint64_t vm_rss_kib(pid_t pid)
-{
-    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
-    g_autofree char *text = NULL;
-    const char *at;
-
-    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    at = strstr(text, "VmRSS:");
-    g_assert_nonnull(at);
-    return g_ascii_strtoull(at + 6, NULL, 10);
-}
-
 /*
  * Write what the socket takes of buf[*done..len), without blocking;
  * TRUE when it took something.
@@ -346,7 +333,7 @@ static void test_read_flood_back_pressure(void)
         fabric_tgr_hdr_encode(&t, p + FABRIC_HDR_LEN);
         fabric_put_le16(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, len);
     }
-    rss0 = vm_rss_kib(c->qt->pid);
+    rss0 = qt_rss_kb(c->qt);
     g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
 
     /* Flood, never read: push until nothing moves for a second. */
@@ -361,7 +348,7 @@ static void test_read_flood_back_pressure(void)
     }
     rx = counter(c, TGR_CNT_RX_FRAMES);
     held = counter(c, TGR_CNT_HELD);
-    rss1 = vm_rss_kib(c->qt->pid);
+    rss1 = qt_rss_kb(c->qt);
     g_test_message("the socket took %zu of %u requests; the card read %u, "
                    "holds %u; VmRSS %" PRIu64 " -> %" PRIu64 " KiB",
                    done / flen, n, rx, held, rss0, rss1);
@@ -399,7 +386,7 @@ static void test_read_flood_back_pressure(void)
     g_assert_cmpuint(done, ==, total);
     g_assert_cmpuint(counter(c, TGR_CNT_RX_FRAMES), ==, n);
     g_assert_cmpuint(counter(c, TGR_CNT_VIOL_IN), ==, 0);
-    g_test_message("VmRSS at the end %" PRIu64 " KiB", vm_rss_kib(c->qt->pid));
+    g_test_message("VmRSS at the end %" PRIu64 " KiB", qt_rss_kb(c->qt));
     card_down(c);
 }
 
@@ -438,7 +425,7 @@ static void test_hold_bytes_bounded(void)
         memset(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, 0, dlen);
         fabric_put_le32(p + FABRIC_HDR_LEN + FABRIC_TGR_HDR_LEN, i);
     }
-    rss0 = vm_rss_kib(c->qt->pid);
+    rss0 = qt_rss_kb(c->qt);
     g_assert_cmpint(fcntl(c->ff->fd, F_SETFL, O_NONBLOCK), ==, 0);
     for (int idle = 0; done < total && idle < 10;) {
         if (push_some(c, burst, total, &done)) {
@@ -449,7 +436,7 @@ static void test_hold_bytes_bounded(void)
         }
     }
     held = counter(c, TGR_CNT_HELD);
-    rss1 = vm_rss_kib(c->qt->pid);
+    rss1 = qt_rss_kb(c->qt);
     g_test_message("the socket took %zu of %u chunks; the card holds %u; "
                    "VmRSS %" PRIu64 " -> %" PRIu64 " KiB", done / flen, n,
                    held, rss0, rss1);
