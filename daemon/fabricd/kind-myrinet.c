@@ -166,27 +166,25 @@ static IngressStatus data(MyriKind *k, unsigned u, const FabricHdr *h,
 }
 
 static IngressStatus myri_ingress(void *state, unsigned in_port,
-                                  const uint8_t *frame, size_t len, char *why,
-                                  size_t why_len)
+                                  const FabricHdr *h, const uint8_t *frame,
+                                  size_t len, char *why, size_t why_len)
 {
     MyriKind *k = state;
     const uint8_t *pl = frame + FABRIC_HDR_LEN;
     size_t pl_len = len - FABRIC_HDR_LEN;
-    FabricHdr h;
 
     /* fabric_kind_ingress() passed it: this kind, not a HELLO */
-    fabric_hdr_decode(frame, &h);
-    switch (h.type) {
+    switch (h->type) {
     case FABRIC_TYPE_CONTROL:
         return fabric_kind_malformed(why, why_len,
                                      "CONTROL frame without an opcode a card "
                                      "sends (1 HELLO)");
     case FABRIC_TYPE_DATA:
-        return data(k, in_port, &h, pl, pl_len, why, why_len);
+        return data(k, in_port, h, pl, pl_len, why, why_len);
     }
     return fabric_kind_malformed(why, why_len,
                                  "frame type %u is not used by myrinet",
-                                 h.type);
+                                 h->type);
 }
 
 /* ---- the kind ---- */

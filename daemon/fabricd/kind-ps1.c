@@ -152,8 +152,8 @@ static void ps1_state_free(void *state)
 }
 
 static IngressStatus ps1_ingress(void *state, unsigned in_port,
-                                 const uint8_t *frame, size_t len, char *why,
-                                 size_t why_len)
+                                 const FabricHdr *h, const uint8_t *frame,
+                                 size_t len, char *why, size_t why_len)
 {
     Ps1Kind *k = state;
 

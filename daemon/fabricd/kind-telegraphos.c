@@ -278,25 +278,23 @@ static IngressStatus control(TgrKind *k, unsigned u, const uint8_t *pl,
 }
 
 static IngressStatus tgr_ingress(void *state, unsigned in_port,
-                                 const uint8_t *frame, size_t len, char *why,
-                                 size_t why_len)
+                                 const FabricHdr *h, const uint8_t *frame,
+                                 size_t len, char *why, size_t why_len)
 {
     TgrKind *k = state;
     const uint8_t *pl = frame + FABRIC_HDR_LEN;
     size_t pl_len = len - FABRIC_HDR_LEN;
-    FabricHdr h;
 
     /* fabric_kind_ingress() passed it: this kind, not a HELLO */
-    fabric_hdr_decode(frame, &h);
-    switch (h.type) {
+    switch (h->type) {
     case FABRIC_TYPE_CONTROL:
         return control(k, in_port, pl, pl_len, why, why_len);
     case FABRIC_TYPE_DATA:
-        return data(k, in_port, &h, pl, pl_len, why, why_len);
+        return data(k, in_port, h, pl, pl_len, why, why_len);
     }
     return fabric_kind_malformed(why, why_len,
                                  "frame type %u is not used by telegraphos",
-                                 h.type);
+                                 h->type);
 }
 
 /* ---- the kind ---- */

@@ -147,7 +147,7 @@ IngressStatus fabric_kind_ingress(Fabric *f, unsigned port,
     if (is_hello) {
         return hello(f, port, pl, pl_len, why, why_len);
     }
-    return k->ingress(f->kind_state, port, frame, len, why, why_len);
+    return k->ingress(f->kind_state, port, &h, frame, len, why, why_len);
 }
 
 size_t fabric_hdr_frame_prefix(size_t frame_len, uint8_t *prefix)

@@ -91,12 +91,14 @@ typedef struct FabricKind {
      * Optional: the kind takes every well-framed frame itself instead of
      * route() (ps1, myrinet and telegraphos model their networks).  The
      * kind layer (fabric_kind_ingress) answers frames of another kind and
-     * HELLO first; ingress() gets the rest.  On anything but INGRESS_OK,
-     * `why` says what happened, for the log.
+     * HELLO first; ingress() gets the rest, with the header the kind
+     * layer decoded (`frame` is the whole frame, `len` bytes, header
+     * included).  On anything but INGRESS_OK, `why` says what happened,
+     * for the log.
      */
     IngressStatus (*ingress)(void *state, unsigned in_port,
-                             const uint8_t *frame, size_t len, char *why,
-                             size_t why_len);
+                             const FabricHdr *h, const uint8_t *frame,
+                             size_t len, char *why, size_t why_len);
     /*
      * With ingress: the device on `port` said HELLO with its own node id.
      * The kind (re)starts that node, drops what is still queued for an
