@@ -201,7 +201,8 @@ static inline const char *fabric_hdr_error_str(enum fabric_hdr_error e)
  * same for every kind; each kind's header names its own from 16 up.
  *
  * HELLO      device -> fabric: opcode, le16 the node id the device
- *            believes it is (FABRIC_HELLO_LEN bytes).  It opens the link
+ *            believes it is, then an optional flags byte
+ *            (FABRIC_HELLO_F_*; absent means 0).  It opens the link
  *            and, sent again, restarts the node.
  * HELLO_ACK  fabric -> device: opcode, le16 the fabric's node count, then
  *            0..FABRIC_HELLO_ACK_EXTRA_MAX bytes that the kind defines.
@@ -215,7 +216,11 @@ enum fabric_control_op {
     FABRIC_CTL_KIND_FIRST = 16,
 };
 
-#define FABRIC_HELLO_LEN                3
+#define FABRIC_HELLO_LEN                3       /* without the flags */
+#define FABRIC_HELLO_MAX_LEN            4       /* with the flags byte */
+/* The device runs lock-step: its time is granted by SYNC (proto/sync.h). */
+#define FABRIC_HELLO_F_LOCKSTEP         0x01
+#define FABRIC_HELLO_F_MASK             0x01
 #define FABRIC_HELLO_ACK_BASE_LEN       3
 #define FABRIC_HELLO_ACK_EXTRA_MAX      2
 #define FABRIC_REASON_MAX               160
@@ -230,23 +235,39 @@ typedef struct FabricHelloAck {
     uint8_t extra[FABRIC_HELLO_ACK_EXTRA_MAX];
 } FabricHelloAck;
 
-/* The HELLO payload of node `node`; returns FABRIC_HELLO_LEN. */
-static inline size_t fabric_hello_encode(uint16_t node, uint8_t *buf)
+/*
+ * The HELLO payload of node `node` (buf holds FABRIC_HELLO_MAX_LEN bytes);
+ * returns its length: the flags byte is sent only when flags are set, so a
+ * free-running device's HELLO is the same as before lock-step existed.
+ */
+static inline size_t fabric_hello_encode(uint16_t node, uint8_t flags,
+                                         uint8_t *buf)
 {
     buf[0] = FABRIC_CTL_HELLO;
     fabric_put_le16(buf + 1, node);
-    return FABRIC_HELLO_LEN;
+    if (!flags) {
+        return FABRIC_HELLO_LEN;
+    }
+    buf[3] = flags;
+    return FABRIC_HELLO_MAX_LEN;
 }
 
-/* False unless `pl` is exactly a HELLO; *node is then the claimed id. */
+/*
+ * False unless `pl` is a HELLO: 3 bytes, or 4 with known flags of which
+ * one is set; *node is then the claimed id and *flags its flags.
+ */
 static inline bool fabric_hello_decode(const uint8_t *pl, size_t len,
-                                       uint16_t *node)
+                                       uint16_t *node, uint8_t *flags)
 {
-    if (len != FABRIC_HELLO_LEN || pl[0] != FABRIC_CTL_HELLO) {
+    if ((len != FABRIC_HELLO_LEN && len != FABRIC_HELLO_MAX_LEN) ||
+        pl[0] != FABRIC_CTL_HELLO) {
         return false;
     }
     *node = fabric_get_le16(pl + 1);
-    return true;
+    *flags = len == FABRIC_HELLO_MAX_LEN ? pl[3] : 0;
+    /* the flags byte is sent only when a flag is set */
+    return (len == FABRIC_HELLO_LEN || *flags) &&
+           !(*flags & ~FABRIC_HELLO_F_MASK);
 }
 
 /* buf holds FABRIC_HELLO_ACK_BASE_LEN + extra_len bytes; returns that. */

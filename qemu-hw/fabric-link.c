@@ -11,6 +11,22 @@
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
 #include "fabric-link.h"
+#include "lockstep.h"
+#include "proto/sync.h"
+
+/* A frame waiting for its delivery time (lock-step). */
+typedef struct FabricLinkFrame {
+    FabricHdr hdr;
+    uint8_t *payload;
+} FabricLinkFrame;
+
+static void fabric_link_frame_free(gpointer data)
+{
+    FabricLinkFrame *fr = data;
+
+    g_free(fr->payload);
+    g_free(fr);
+}
 
 static void fabric_link_reset_rx(FabricLink *l)
 {
@@ -20,8 +36,88 @@ static void fabric_link_reset_rx(FabricLink *l)
     l->in_payload = false;
 }
 
+static void fabric_link_arm_delivery(FabricLink *l)
+{
+    FabricLinkFrame *head = g_queue_peek_head(&l->pending);
+
+    if (head) {
+        timer_mod(l->deliver_timer, head->hdr.deliver_time_ns);
+    } else {
+        timer_del(l->deliver_timer);
+    }
+}
+
+/*
+ * Lock-step: a grant moves the clock's limit; any other frame waits for
+ * its delivery time, after the frames due no later (fabricd sends in its
+ * fixed order, and frames due at the same time keep it).
+ */
+static void fabric_link_take_lockstep(FabricLink *l)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    FabricLinkFrame *fr;
+    GList *after;
+
+    if (l->hdr.type == FABRIC_TYPE_SYNC) {
+        l->granted = MAX(l->granted, (int64_t)l->hdr.deliver_time_ns);
+        fabric_link_reset_rx(l);
+        return;
+    }
+    if ((int64_t)l->hdr.deliver_time_ns < now) {
+        l->late++;
+        warn_report_once("fabric link: a frame came after its delivery "
+                         "time; delivered late (lock-step broken)");
+        l->hdr.deliver_time_ns = now;
+    }
+    fr = g_new(FabricLinkFrame, 1);
+    fr->hdr = l->hdr;
+    fr->payload = l->payload;
+    l->payload = NULL;
+    fabric_link_reset_rx(l);
+    for (after = l->pending.tail; after; after = after->prev) {
+        FabricLinkFrame *o = after->data;
+
+        if (o->hdr.deliver_time_ns <= fr->hdr.deliver_time_ns) {
+            break;
+        }
+    }
+    if (after) {
+        g_queue_insert_after(&l->pending, after, fr);
+    } else {
+        g_queue_push_head(&l->pending, fr);
+    }
+    l->pending_bytes += fr->hdr.len;
+    fabric_link_arm_delivery(l);
+}
+
+static bool fabric_link_start_lockstep(FabricLink *l, Error **errp);
+
+/* Lock-step: hand over the frames that are due, in order. */
+static void fabric_link_deliver_due(void *opaque)
+{
+    FabricLink *l = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    FabricLinkFrame *fr;
+
+    while ((fr = g_queue_peek_head(&l->pending)) &&
+           (int64_t)fr->hdr.deliver_time_ns <= now) {
+        if (l->can_rx && !l->can_rx(l->opaque)) {
+            return;     /* fabric_link_rx_resume() brings us back */
+        }
+        g_queue_pop_head(&l->pending);
+        l->pending_bytes -= fr->hdr.len;
+        l->rx(l->opaque, &fr->hdr, fr->payload);
+        fabric_link_frame_free(fr);
+    }
+    fabric_link_arm_delivery(l);
+}
+
 static void fabric_link_frame_done(FabricLink *l)
 {
+    if (l->lockstep) {
+        fabric_link_take_lockstep(l);
+        return;
+    }
     l->rx(l->opaque, &l->hdr, l->payload);
     fabric_link_reset_rx(l);
 }
@@ -30,7 +126,8 @@ static int fabric_link_can_read(void *opaque)
 {
     FabricLink *l = opaque;
 
-    if (l->can_rx && !l->can_rx(l->opaque)) {
+    /* lock-step reads only while the clock waits for a grant */
+    if (l->lockstep || (l->can_rx && !l->can_rx(l->opaque))) {
         return 0;
     }
     return FABRIC_LINK_READ_MAX;
@@ -154,11 +251,36 @@ static gboolean fabric_link_tx_ready(void *do_not_use, GIOCondition cond,
     return G_SOURCE_CONTINUE;
 }
 
+/* Lock-step: write the whole output queue, waiting for the socket. */
+static void fabric_link_tx_flush_sync(FabricLink *l)
+{
+    uint32_t n = fabric_link_tx_queued(l);
+
+    if (n && qemu_chr_fe_write_all(l->chr, l->txq->data + l->txq_head,
+                                   n) != (int)n) {
+        warn_report_once("fabric link: write to fabricd failed");
+    }
+    fabric_link_tx_clear(l);
+}
+
 static void fabric_link_tx_watch(FabricLink *l)
 {
     if (!l->tx_watch) {
         l->tx_watch = qemu_chr_fe_add_watch(l->chr, G_IO_OUT | G_IO_HUP,
                                             fabric_link_tx_ready, l);
+    }
+}
+
+static void fabric_link_pending_clear(FabricLink *l)
+{
+    FabricLinkFrame *fr;
+
+    while ((fr = g_queue_pop_head(&l->pending))) {
+        fabric_link_frame_free(fr);
+    }
+    l->pending_bytes = 0;
+    if (l->deliver_timer) {
+        timer_del(l->deliver_timer);
     }
 }
 
@@ -170,12 +292,14 @@ static void fabric_link_chr_event(void *opaque, QEMUChrEvent event)
     case CHR_EVENT_OPENED:
         fabric_link_reset_rx(l);
         fabric_link_tx_clear(l);
+        fabric_link_pending_clear(l);
         l->connected = true;
         l->event(l->opaque, true);
         break;
     case CHR_EVENT_CLOSED:
         fabric_link_reset_rx(l);
         fabric_link_tx_clear(l);
+        fabric_link_pending_clear(l);
         l->connected = false;
         l->event(l->opaque, false);
         break;
@@ -184,9 +308,9 @@ static void fabric_link_chr_event(void *opaque, QEMUChrEvent event)
     }
 }
 
-void fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
-                      uint16_t node, FabricLinkRxFn *rx,
-                      FabricLinkEventFn *event, void *opaque)
+bool fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
+                      uint16_t node, bool lockstep, FabricLinkRxFn *rx,
+                      FabricLinkEventFn *event, void *opaque, Error **errp)
 {
     memset(l, 0, sizeof(*l));
     l->chr = chr;
@@ -195,8 +319,14 @@ void fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
     l->rx = rx;
     l->event = event;
     l->opaque = opaque;
+    /* before the handlers: a connected chardev says OPENED, and HELLO
+     * carries the lock-step flag */
+    if (lockstep && !fabric_link_start_lockstep(l, errp)) {
+        return false;
+    }
     qemu_chr_fe_set_handlers(chr, fabric_link_can_read, fabric_link_read,
                              fabric_link_chr_event, NULL, l, NULL, true);
+    return true;
 }
 
 void fabric_link_cleanup(FabricLink *l)
@@ -205,6 +335,12 @@ void fabric_link_cleanup(FabricLink *l)
                              true);
     fabric_link_reset_rx(l);
     fabric_link_tx_clear(l);
+    if (l->lockstep) {
+        lockstep_remove_link(l);
+        fabric_link_pending_clear(l);
+        timer_free(l->deliver_timer);
+        l->deliver_timer = NULL;
+    }
     if (l->txq) {
         g_byte_array_unref(l->txq);
         l->txq = NULL;
@@ -246,6 +382,11 @@ static bool fabric_link_queue(FabricLink *l, uint8_t type, uint8_t flags,
 
     if (!l->connected) {
         return false;
+    }
+    /* lock-step loses nothing: fabricd always reads, so wait for it */
+    if (l->lockstep &&
+        fabric_link_tx_queued(l) + frame_len > FABRIC_LINK_TXQ_MAX) {
+        fabric_link_tx_flush_sync(l);
     }
     if (fabric_link_tx_queued(l) + frame_len > FABRIC_LINK_TXQ_MAX) {
         l->tx_dropped++;
@@ -301,6 +442,12 @@ void fabric_link_set_can_rx(FabricLink *l, FabricLinkCanRxFn *can_rx)
 
 void fabric_link_rx_resume(FabricLink *l)
 {
+    if (l->lockstep) {
+        if (!g_queue_is_empty(&l->pending)) {
+            timer_mod(l->deliver_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+        }
+        return;
+    }
     /* The chardev asks can_read again when the main loop next polls. */
     qemu_chr_fe_accept_input(l->chr);
 }
@@ -315,4 +462,47 @@ bool fabric_link_send_flags(FabricLink *l, uint8_t type, uint8_t flags,
                             uint16_t dst, const void *payload, uint32_t len)
 {
     return fabric_link_queue(l, type, flags, dst, payload, len, NULL, 0);
+}
+
+static bool fabric_link_start_lockstep(FabricLink *l, Error **errp)
+{
+    if (!lockstep_add_link(l, errp)) {
+        return false;
+    }
+    l->lockstep = true;
+    l->granted = -1;
+    g_queue_init(&l->pending);
+    l->deliver_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                    fabric_link_deliver_due, l);
+    return true;
+}
+
+void fabric_link_sync_report(FabricLink *l, int64_t now, uint64_t next)
+{
+    uint8_t pl[FABRIC_SYNC_REPORT_LEN];
+
+    if (!l->connected) {
+        return;
+    }
+    l->report_grant = l->granted;
+    fabric_link_queue(l, FABRIC_TYPE_SYNC, 0, FABRIC_NODE_NONE, pl,
+                      fabric_sync_report_encode(next, pl), NULL, 0);
+    fabric_link_tx_flush_sync(l);
+}
+
+bool fabric_link_wait_grant(FabricLink *l)
+{
+    uint8_t buf[FABRIC_LINK_READ_MAX];
+
+    while (l->connected && l->granted <= l->report_grant) {
+        uint32_t want = l->in_payload ? l->hdr.len - l->have
+                                      : FABRIC_HDR_LEN - l->have;
+        int n = qemu_chr_fe_read_all(l->chr, buf, MIN(want, sizeof(buf)));
+
+        if (n <= 0) {
+            break;      /* closed: the chardev tells us (CHR_EVENT_CLOSED) */
+        }
+        fabric_link_read(l, buf, n);
+    }
+    return l->connected;
 }

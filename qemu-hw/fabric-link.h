@@ -1,6 +1,7 @@
 /*
  * Fabric link client: connects a device model to fabricd over a chardev,
- * using the frames of proto/fabric-proto.h.
+ * using the frames of proto/base.h.  In lock-step mode (lockstep.h) every
+ * incoming frame waits for its delivery time on a virtual-clock timer.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -8,6 +9,8 @@
 #define HW_VCLUSTER_FABRIC_LINK_H
 
 #include "chardev/char-fe.h"
+#include "qapi/error.h"
+#include "qemu/timer.h"
 #include "proto/base.h"
 
 /* Called for every valid incoming frame; payload is hdr->len bytes. */
@@ -43,12 +46,37 @@ typedef struct FabricLink {
     guint tx_watch;
     FabricLinkTxDrainedFn *tx_drained;
     GByteArray *tx_scratch;     /* one frame, reused */
+    /* Lock-step: frames wait in `pending` until their delivery time. */
+    bool lockstep;
+    int64_t granted;            /* the newest grant from fabricd */
+    int64_t report_grant;       /* the grant when the node last reported */
+    GQueue pending;             /* FabricLinkFrame, by delivery time */
+    uint64_t pending_bytes;
+    uint64_t late;              /* frames that came after their time */
+    QEMUTimer *deliver_timer;
 } FabricLink;
 
-void fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
-                      uint16_t node, FabricLinkRxFn *rx,
-                      FabricLinkEventFn *event, void *opaque);
+/*
+ * lockstep: lock-step mode (docs/lockstep.md): frames are handed to rx at
+ * their delivery time, from a QEMU_CLOCK_VIRTUAL timer, and the VM's clock
+ * waits for fabricd's grants.  It needs -icount: false (errp) without.
+ */
+bool fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
+                      uint16_t node, bool lockstep, FabricLinkRxFn *rx,
+                      FabricLinkEventFn *event, void *opaque, Error **errp);
 void fabric_link_cleanup(FabricLink *l);
+/* The flags of this link's HELLO (FABRIC_HELLO_F_*). */
+static inline uint8_t fabric_link_hello_flags(const FabricLink *l)
+{
+    return l->lockstep ? FABRIC_HELLO_F_LOCKSTEP : 0;
+}
+/* lockstep.c: report the node's time and next event (proto/sync.h). */
+void fabric_link_sync_report(FabricLink *l, int64_t now, uint64_t next);
+/*
+ * lockstep.c: read and take frames until fabricd grants beyond the grant
+ * the node reported at; false when the link is (or went) down.
+ */
+bool fabric_link_wait_grant(FabricLink *l);
 /*
  * Back-pressure: while can_rx says no, the link reads nothing from the
  * socket, so fabricd's side fills up instead of QEMU's memory.  can_rx is

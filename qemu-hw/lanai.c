@@ -694,11 +694,13 @@ static const MemoryRegionOps lanai_special_ops =
 
 static void lanai_send_hello(LanaiState *s)
 {
-    uint8_t p[FABRIC_HELLO_LEN];
+    uint8_t p[FABRIC_HELLO_MAX_LEN];
 
     s->link_up = false;
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
-                     fabric_hello_encode(s->node, p));
+                     fabric_hello_encode(s->node,
+                                         fabric_link_hello_flags(&s->link),
+                                         p));
 }
 
 static void lanai_rx_control(LanaiState *s, const uint8_t *p, uint32_t len)
@@ -827,8 +829,11 @@ static void lanai_realize(PCIDevice *pdev, Error **errp)
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, lanai_tick, s);
     vcpu_stall_init(&s->stall, DEVICE(s),
                     (int64_t)s->wait_timeout_us * SCALE_US);
-    fabric_link_init(&s->link, &s->chr, FABRIC_KIND_MYRINET, s->node,
-                     lanai_link_rx, lanai_link_event, s);
+    if (!fabric_link_init(&s->link, &s->chr, FABRIC_KIND_MYRINET, s->node,
+                          s->lockstep, lanai_link_rx, lanai_link_event, s,
+                          errp)) {
+        return;
+    }
     fabric_link_set_can_rx(&s->link, lanai_rx_can_take);
 }
 
@@ -876,6 +881,7 @@ static void lanai_reset(DeviceState *dev)
 
 static Property lanai_properties[] = {
     DEFINE_PROP_CHR("chardev", LanaiState, chr),
+    DEFINE_PROP_BOOL("lockstep", LanaiState, lockstep, false),
     DEFINE_PROP_UINT32("node", LanaiState, node, 0),
     DEFINE_PROP_SIZE("sram-size", LanaiState, sram_size, 2 * MiB),
     DEFINE_PROP_UINT32("clock-mhz", LanaiState, clock_mhz, 200),

@@ -61,6 +61,7 @@ struct LanaiState {
     MemoryRegion doorbell_io;
     CharBackend chr;
     FabricLink link;
+    bool lockstep;              /* property: lock-step (lockstep.h) */
     Error *migration_blocker;
     QEMUTimer *timer;           /* runs the core and the interval timers */
     VCPUStall stall;            /* vCPUs parked on a doorbell WAIT read */

@@ -50,6 +50,7 @@ struct ParaStationState {
     MemoryRegion mmio;
     CharBackend chr;
     FabricLink link;
+    bool lockstep;              /* property: lock-step (lockstep.h) */
     Error *migration_blocker;
     uint32_t node_prop;
 
@@ -187,12 +188,14 @@ static uint32_t ps_wait_read(ParaStationState *s, hwaddr addr)
 
 static void ps_send_hello(ParaStationState *s)
 {
-    uint8_t p[FABRIC_HELLO_LEN];
+    uint8_t p[FABRIC_HELLO_MAX_LEN];
 
     s->link.node = s->node;
     s->rx_credit_owed = 0;      /* a HELLO resets the fabric's credit */
     fabric_link_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE, p,
-                     fabric_hello_encode(s->node, p));
+                     fabric_hello_encode(s->node,
+                                         fabric_link_hello_flags(&s->link),
+                                         p));
 }
 
 static void ps_send_credit(ParaStationState *s, uint32_t bytes)
@@ -607,8 +610,10 @@ static void ps_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
     vcpu_stall_init(&s->stall, DEVICE(s),
                     (int64_t)s->wait_timeout_us * SCALE_US);
-    fabric_link_init(&s->link, &s->chr, FABRIC_KIND_PS1, s->node,
-                     ps_link_rx, ps_link_event, s);
+    if (!fabric_link_init(&s->link, &s->chr, FABRIC_KIND_PS1, s->node,
+                          s->lockstep, ps_link_rx, ps_link_event, s, errp)) {
+        return;
+    }
 }
 
 static void ps_exit(PCIDevice *pdev)
@@ -635,6 +640,7 @@ static void ps_reset(DeviceState *dev)
 
 static Property ps_properties[] = {
     DEFINE_PROP_CHR("chardev", ParaStationState, chr),
+    DEFINE_PROP_BOOL("lockstep", ParaStationState, lockstep, false),
     DEFINE_PROP_UINT32("node", ParaStationState, node_prop, 0),
     DEFINE_PROP_UINT32("wait-timeout-us", ParaStationState, wait_timeout_us,
                        2000),

@@ -241,11 +241,13 @@ static void tgr_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
 
 static void tgr_send_hello(TgrState *s)
 {
-    uint8_t p[FABRIC_HELLO_LEN];
+    uint8_t p[FABRIC_HELLO_MAX_LEN];
 
     s->link_up = false;
     fabric_link_try_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE,
-                         p, fabric_hello_encode(s->node, p), NULL, 0);
+                         p, fabric_hello_encode(s->node,
+                                                fabric_link_hello_flags(&s->link),
+                                                p), NULL, 0);
 }
 
 static void tgr_link_event(void *opaque, bool up)
@@ -629,8 +631,10 @@ static void tgr_realize(PCIDevice *pdev, Error **errp)
     s->loop_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, tgr_loop_run, s);
     /* The safety valve: a parked load always returns, driver or not. */
     vcpu_stall_init(&s->stall, DEVICE(s), 2 * tgr_rread_timeout_ns(s));
-    fabric_link_init(&s->link, &s->chr, FABRIC_KIND_TELEGRAPHOS, s->node,
-                     tgr_link_rx, tgr_link_event, s);
+    if (!fabric_link_init(&s->link, &s->chr, FABRIC_KIND_TELEGRAPHOS, s->node,
+                          s->lockstep, tgr_link_rx, tgr_link_event, s, errp)) {
+        return;
+    }
     fabric_link_set_can_rx(&s->link, tgr_rx_can_take);
     fabric_link_set_tx_drained(&s->link, tgr_tx_drained);
 }
@@ -683,6 +687,7 @@ static void tgr_reset(DeviceState *dev)
 
 static Property tgr_properties[] = {
     DEFINE_PROP_CHR("chardev", TgrState, chr),
+    DEFINE_PROP_BOOL("lockstep", TgrState, lockstep, false),
     DEFINE_PROP_UINT32("node", TgrState, node, 0),
     DEFINE_PROP_UINT32("window-pages", TgrState, window_pages,
                        TGR_WIN_PAGES_MAX),

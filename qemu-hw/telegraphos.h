@@ -158,6 +158,7 @@ struct TgrState {
     MemoryRegion bar4;
     CharBackend chr;
     FabricLink link;
+    bool lockstep;              /* property: lock-step (lockstep.h) */
     Error *migration_blocker;
     VCPUStall stall;
     QEMUTimer *deadline_timer;  /* read, atomic and transfer timeouts */

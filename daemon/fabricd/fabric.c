@@ -27,6 +27,25 @@ uint64_t fabric_now_ns(void)
     return (uint64_t)g_get_monotonic_time() * 1000;
 }
 
+uint64_t fabric_time_ns(const Fabric *f)
+{
+    return f->lockstep ? lockstep_now(f->lockstep) : fabric_now_ns();
+}
+
+bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
+{
+    if (!f->kind->lookahead_ns) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                    "--lockstep is not available for --kind %s yet "
+                    "(lock-step kinds: ps1, myrinet, telegraphos)",
+                    f->kind->name);
+        return false;
+    }
+    f->lockstep = lockstep_new(f, f->kind->lookahead_ns(f->kind_state),
+                               quantum_ns);
+    return true;
+}
+
 static uint64_t wall_clock_ns(void)
 {
     struct timespec ts;
@@ -52,8 +71,12 @@ void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
     if (corrupted) {
         flags |= PCAPNG_EPB_CRC_ERROR;
     }
-    if (!capture_write(f->capture, to, wall_clock_ns(), data, len, flags,
-                       comment, &err)) {
+    /* lock-step: a frame's time is its virtual delivery time */
+    if (!capture_write(f->capture, to,
+                       f->lockstep ? lockstep_deliver_time(f->lockstep, data,
+                                                           len)
+                                   : wall_clock_ns(),
+                       data, len, flags, comment, &err)) {
         uint64_t frames;
 
         fprintf(stderr, "fabricd: %s; capture stopped\n", err->message);
@@ -198,6 +221,20 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     if (v.delay_ns) {
         link->c.delayed++;
     }
+    if (f->lockstep) {
+        /* later in virtual time; copies on a link keep their order */
+        size_t clen;
+        const uint8_t *cdata = g_bytes_get_data(copy, &clen);
+        uint64_t due = lockstep_deliver_time(f->lockstep, cdata, clen);
+
+        due = MAX(due + v.delay_ns, link->hold_until_ns);
+        link->hold_until_ns = due;
+        GBytes *timed = lockstep_retime(copy, due);
+
+        deliver(f, from, to, timed, v.corrupted != NULL);
+        g_bytes_unref(timed);
+        return;
+    }
     if (v.delay_ns || link->pending) {
         Port *dst = &f->ports[to];
 
@@ -227,7 +264,7 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
     }
     g_array_set_size(f->dests, 0);
     f->kind->route(f->kind_state, in_port, frame, len, f->connected,
-                   f->nodes, fabric_now_ns(), f->dests);
+                   f->nodes, fabric_time_ns(f), f->dests);
     if (f->dests->len == 0) {
         return INGRESS_OK;
     }
@@ -357,6 +394,8 @@ void fabric_free(Fabric *f)
     }
     /* Held copies are dropped before the ports they point at go away. */
     delay_line_free(f->delays);
+    lockstep_free(f->lockstep);
+    f->lockstep = NULL;
     for (unsigned i = 0; i < f->nodes; i++) {
         Port *p = &f->ports[i];
 

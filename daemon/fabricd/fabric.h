@@ -15,6 +15,7 @@
 #include "delay.h"
 #include "fault.h"
 #include "kind.h"
+#include "lockstep.h"
 
 /*
  * Per-port output bound (docs/fabricd.md "Bounds"), in cost: a frame's
@@ -114,6 +115,7 @@ struct Fabric {
     bool no_drop;            /* copies over out_limit cut the peer off
                                 instead of being dropped (telegraphos) */
     bool shutting_down;      /* in fabric_free(): send nothing more */
+    Lockstep *lockstep;      /* NULL: free-running (lockstep.h) */
     ControlStats ctl;
 };
 
@@ -162,6 +164,16 @@ void fabric_config_changed(Fabric *f);
 
 /* Monotonic clock (ns) used for ageing and delays. */
 uint64_t fabric_now_ns(void);
+/*
+ * The time the models see: fabric_now_ns() when free-running, the virtual
+ * time of the frame being routed in lock-step.
+ */
+uint64_t fabric_time_ns(const Fabric *f);
+/*
+ * Make `f` lock-step (before it listens); false (err) if its kind has no
+ * look-ahead (docs/lockstep.md).
+ */
+bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err);
 
 bool fabric_capture_start(Fabric *f, const char *path, GError **err);
 /* Stop capturing; *frames gets the number of recorded copies. */
@@ -170,6 +182,8 @@ bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err);
 /* ports.c */
 bool fabric_ports_listen(Fabric *f, GError **err);
 void port_disconnect(Port *p, const char *why);
+/* Route one whole frame from `p`; false once `p` is gone or closing. */
+bool port_route_frame(Port *p, const uint8_t *frame, size_t len);
 /* Stop reading; disconnect once the queued output (a REJECT) is written. */
 void port_close_after_flush(Port *p, const char *why);
 /* Queue one frame for output; false if it did not fit (congestion). */

@@ -31,6 +31,8 @@ typedef struct Options {
     gint64 hop_ns;
     gint64 link_mbps;
     gint64 ctl_idle_ms;
+    gboolean lockstep;
+    gint64 quantum_ns;
 } Options;
 
 static void G_GNUC_NORETURN usage_error(const char *fmt, ...)
@@ -117,6 +119,12 @@ static void parse_options(int argc, char **argv, Options *o)
           "(default 20, 250, 100)", "MBPS" },
         { "ctl-idle-ms", 0, 0, G_OPTION_ARG_INT64, &o->ctl_idle_ms,
           "Close a control client idle this long (default 30000)", "MS" },
+        { "lockstep", 0, 0, G_OPTION_ARG_NONE, &o->lockstep,
+          "Keep the nodes' virtual clocks in step (ps1, myrinet, "
+          "telegraphos; docs/lockstep.md)", NULL },
+        { "lockstep-quantum", 0, 0, G_OPTION_ARG_INT64, &o->quantum_ns,
+          "Lock-step: length of a round while the fabric is quiet "
+          "(default 1000000; 0: always one hop)", "NS" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -151,6 +159,14 @@ static void parse_options(int argc, char **argv, Options *o)
     }
     if (!o->dir || !*o->dir) {
         usage_error("missing --dir (the directory for the sockets)");
+    }
+    if (o->quantum_ns != -1 && !o->lockstep) {
+        usage_error("--lockstep-quantum needs --lockstep");
+    }
+    if (o->quantum_ns < -1 || o->quantum_ns > (gint64)LOCKSTEP_QUANTUM_MAX_NS) {
+        usage_error("--lockstep-quantum %" G_GINT64_FORMAT " is out of range; "
+                    "use 0..%llu ns", o->quantum_ns,
+                    (unsigned long long)LOCKSTEP_QUANTUM_MAX_NS);
     }
     if (o->ctl_idle_ms != -1 && (o->ctl_idle_ms < CONTROL_IDLE_MS_MIN ||
                                  o->ctl_idle_ms > CONTROL_IDLE_MS_MAX)) {
@@ -192,7 +208,7 @@ static gboolean on_signal(gpointer loop)
 int main(int argc, char **argv)
 {
     Options o = { .nodes = -1, .hop_ns = -1, .link_mbps = -1,
-                  .ctl_idle_ms = -1 };
+                  .ctl_idle_ms = -1, .quantum_ns = -1 };
     FabricKindOptions kopts;
     g_autoptr(GError) err = NULL;
     const FabricKind *kind;
@@ -225,6 +241,14 @@ int main(int argc, char **argv)
     if (!f) {
         usage_error("%s", err->message);
     }
+    if (o.lockstep &&
+        !fabric_start_lockstep(f, o.quantum_ns == -1 ?
+                               LOCKSTEP_QUANTUM_DEFAULT_NS
+                               : (uint64_t)o.quantum_ns,
+                               &err)) {
+        fabric_free(f);
+        usage_error("%s", err->message);
+    }
     check_socket_paths(f);
     if (g_mkdir_with_parents(o.dir, 0700) < 0) {
         usage_error("cannot create --dir %s: %s", o.dir, g_strerror(errno));
@@ -249,8 +273,9 @@ int main(int argc, char **argv)
     loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGTERM, on_signal, loop);
     g_unix_signal_add(SIGINT, on_signal, loop);
-    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s\n", kind->name,
-           o.nodes, (unsigned long long)seed, o.dir);
+    printf("fabricd: kind=%s nodes=%d seed=0x%016llx dir=%s%s\n", kind->name,
+           o.nodes, (unsigned long long)seed, o.dir,
+           o.lockstep ? " lockstep" : "");
     fflush(stdout);
     g_main_loop_run(loop);
 

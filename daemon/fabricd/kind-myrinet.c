@@ -327,6 +327,14 @@ static void myri_report(void *state, GString *out, bool counters)
     }
 }
 
+/* Every route crosses a switch: its delay. */
+static uint64_t myri_lookahead_ns(void *state)
+{
+    MyriKind *k = state;
+
+    return k->hop_ns;
+}
+
 const FabricKind fabric_kind_myrinet = {
     .name = "myrinet",
     .id = FABRIC_KIND_MYRINET,
@@ -345,4 +353,5 @@ const FabricKind fabric_kind_myrinet = {
     .describe_topology = myri_describe_topology,
     .dump_table = myri_dump_table,
     .report = myri_report,
+    .lookahead_ns = myri_lookahead_ns,
 };

@@ -107,7 +107,7 @@ static void ps1_wake(gpointer item, gpointer opaque)
 {
     Ps1Kind *k = opaque;
 
-    ps1net_kick(k->net, fabric_now_ns());
+    ps1net_kick(k->net, fabric_time_ns(k->f));
 }
 
 static void ps1_wake_free(gpointer item)
@@ -157,8 +157,8 @@ static IngressStatus ps1_ingress(void *state, unsigned in_port,
 {
     Ps1Kind *k = state;
 
-    switch (ps1net_input(k->net, in_port, frame, len, fabric_now_ns(), why,
-                         why_len)) {
+    switch (ps1net_input(k->net, in_port, frame, len, fabric_time_ns(k->f),
+                         why, why_len)) {
     case PS1_IN_OK:
         break;
     case PS1_IN_MALFORMED:
@@ -180,14 +180,14 @@ static void ps1_hello_done(void *state, unsigned port)
 {
     Ps1Kind *k = state;
 
-    ps1net_hello_done(k->net, port, fabric_now_ns());
+    ps1net_hello_done(k->net, port, fabric_time_ns(k->f));
 }
 
 static void ps1_port_down(void *state, unsigned port)
 {
     Ps1Kind *k = state;
 
-    ps1net_port_down(k->net, port, fabric_now_ns());
+    ps1net_port_down(k->net, port, fabric_time_ns(k->f));
 }
 
 static bool ps1_kind_has_link(void *state, unsigned nodes, unsigned from,
@@ -224,7 +224,15 @@ static void ps1_config_changed(void *state)
 {
     Ps1Kind *k = state;
 
-    ps1net_kick(k->net, fabric_now_ns());
+    ps1net_kick(k->net, fabric_time_ns(k->f));
+}
+
+/* The shortest path is one link: its routing delay. */
+static uint64_t ps1_lookahead_ns(void *state)
+{
+    Ps1Kind *k = state;
+
+    return k->cfg.hop_ns;
 }
 
 const FabricKind fabric_kind_ps1 = {
@@ -247,4 +255,5 @@ const FabricKind fabric_kind_ps1 = {
     .dump_table = ps1_dump_table,
     .report = ps1_report,
     .config_changed = ps1_config_changed,
+    .lookahead_ns = ps1_lookahead_ns,
 };

@@ -426,6 +426,14 @@ static void tgr_report(void *state, GString *out, bool counters)
     }
 }
 
+/* Every frame crosses the crossbar: its delay. */
+static uint64_t tgr_lookahead_ns(void *state)
+{
+    TgrKind *k = state;
+
+    return tgrnet_config(k->net)->hop_ns;
+}
+
 const FabricKind fabric_kind_telegraphos = {
     .name = "telegraphos",
     .id = FABRIC_KIND_TELEGRAPHOS,
@@ -445,4 +453,5 @@ const FabricKind fabric_kind_telegraphos = {
     .dump_table = tgr_dump_table,
     .report = tgr_report,
     .output_drained = tgr_output_drained,
+    .lookahead_ns = tgr_lookahead_ns,
 };

@@ -101,11 +101,26 @@ static IngressStatus hello(Fabric *f, unsigned port, const uint8_t *pl,
         .src = FABRIC_NODE_NONE, .dst = port,
     };
     uint16_t id;
+    uint8_t flags;
+    bool lockstep;
 
-    if (!fabric_hello_decode(pl, len, &id)) {
+    if (!fabric_hello_decode(pl, len, &id, &flags)) {
+        if (len == FABRIC_HELLO_MAX_LEN && pl[3]) {
+            return refuse_hello(f, port, why, why_len,
+                                "HELLO flags 0x%02x are unknown (0x%02x is "
+                                "lock-step)", pl[3], FABRIC_HELLO_F_LOCKSTEP);
+        }
         return refuse_hello(f, port, why, why_len,
                             "HELLO payload is %zu bytes; expected %d", len,
                             FABRIC_HELLO_LEN);
+    }
+    lockstep = flags & FABRIC_HELLO_F_LOCKSTEP;
+    if (lockstep != (f->lockstep != NULL)) {
+        return refuse_hello(f, port, why, why_len, lockstep ?
+                            "the device runs lock-step (lockstep=on) but "
+                            "this fabricd is free-running (no --lockstep)" :
+                            "this fabricd runs lock-step (--lockstep) but "
+                            "the device is free-running (no lockstep=on)");
     }
     if (id != port) {
         return refuse_hello(f, port, why, why_len,

@@ -125,6 +125,12 @@ typedef struct FabricKind {
      * Port.out_bytes shrank).  Kinds with back-pressure resume senders here.
      */
     void (*output_drained)(void *state, unsigned port);
+    /*
+     * Optional: the least time between a frame's send and its delivery
+     * (one hop), the look-ahead of lock-step mode; NULL: the kind cannot
+     * run lock-step.
+     */
+    uint64_t (*lookahead_ns)(void *state);
 } FabricKind;
 
 extern const FabricKind fabric_kind_eth;

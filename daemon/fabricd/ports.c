@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fabric.h"
+#include "lockstep.h"
 #include "sock.h"
 
 /* One read per wakeup, so a busy port cannot starve the others. */
@@ -81,6 +82,9 @@ void port_disconnect(Port *p, const char *why)
     g_byte_array_unref(p->in);
     p->in = NULL;
     f->kind->port_down(f->kind_state, p->id);
+    if (f->lockstep) {
+        lockstep_port_down(f->lockstep, p->id);
+    }
 }
 
 /* Advance the queue past `n` written bytes. */
@@ -218,6 +222,9 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
     size_t total = prefix_len + g_bytes_get_size(frame);
     OutItem *item;
 
+    if (f->lockstep && lockstep_holds_output(f->lockstep)) {
+        return !p->closing && lockstep_output(f->lockstep, p, frame, limit);
+    }
     if (p->closing || port_out_cost(p) + total + FABRIC_FRAME_COST > limit) {
         return false;
     }
@@ -317,7 +324,8 @@ static gboolean port_resume_input(gpointer opaque)
 
 void port_pause_input(Port *p, bool paused)
 {
-    if (p->input_paused == paused) {
+    /* a paused node could not report its round: virtual time would stop */
+    if (p->fabric->lockstep || p->input_paused == paused) {
         return;
     }
     p->input_paused = paused;
@@ -351,11 +359,40 @@ static void log_limited(Port *p, const char *what, const char *why)
     }
 }
 
+/* Route one whole frame from `p`; false once `p` is gone or closing. */
+bool port_route_frame(Port *p, const uint8_t *frame, size_t len)
+{
+    Fabric *f = p->fabric;
+    unsigned generation = p->generation;
+    char why[160] = "";
+    IngressStatus st = fabric_ingress(f, p->id, frame, len, why, sizeof(why));
+
+    if (st == INGRESS_MALFORMED) {
+        p->c.malformed++;
+        log_limited(p, "malformed frame skipped", why);
+    } else {
+        p->c.rx_frames++;
+        p->c.rx_bytes += len;
+    }
+    if (p->fd < 0 || p->generation != generation) {
+        return false;   /* a write to this port failed */
+    }
+    if (st == INGRESS_REJECTED) {
+        log_limited(p, "rejected", why);
+    } else if (st == INGRESS_REJECT_CLOSE) {
+        g_autofree char *msg = g_strdup_printf("rejected (%s); closing", why);
+
+        p->c.rejected++;
+        port_close_after_flush(p, msg);
+        return false;
+    }
+    return true;
+}
+
 /* Frame and route everything complete in the input buffer. */
 static bool port_process_input(Port *p)
 {
     Fabric *f = p->fabric;
-    unsigned generation = p->generation;
     size_t pos = 0;
 
     /*
@@ -385,30 +422,12 @@ static bool port_process_input(Port *p)
         case FRAME_OK: {
             /* the kind may write to this port, and a failed write frees */
             GByteArray *hold = g_byte_array_ref(p->in);
-            char why[160] = "";
-            IngressStatus st = fabric_ingress(f, p->id, at + span.offset,
-                                              span.len, why, sizeof(why));
+            bool alive = f->lockstep
+                ? lockstep_input(f->lockstep, p, at + span.offset, span.len)
+                : port_route_frame(p, at + span.offset, span.len);
 
             g_byte_array_unref(hold);
-
-            if (st == INGRESS_MALFORMED) {
-                p->c.malformed++;
-                log_limited(p, "malformed frame skipped", why);
-            } else {
-                p->c.rx_frames++;
-                p->c.rx_bytes += span.len;
-            }
-            if (p->fd < 0 || p->generation != generation) {
-                return false;   /* a write to this port failed */
-            }
-            if (st == INGRESS_REJECTED) {
-                log_limited(p, "rejected", why);
-            } else if (st == INGRESS_REJECT_CLOSE) {
-                g_autofree char *msg = g_strdup_printf("rejected (%s); "
-                                                       "closing", why);
-
-                p->c.rejected++;
-                port_close_after_flush(p, msg);
+            if (!alive) {
                 return false;
             }
             break;
@@ -471,6 +490,13 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
             fprintf(stderr, "fabricd: node%u: accept failed: %s\n", p->id,
                     g_strerror(errno));
         }
+        return G_SOURCE_CONTINUE;
+    }
+    if (f->lockstep && !lockstep_may_connect(f->lockstep, p->id)) {
+        p->c.rejected++;
+        fprintf(stderr, "fabricd: node%u: connection refused: the node left "
+                "this lock-step run (start a new run)\n", p->id);
+        close(fd);
         return G_SOURCE_CONTINUE;
     }
     if (p->fd >= 0) {

@@ -65,6 +65,18 @@ void report_status(Fabric *f, GString *out)
     } else {
         g_string_append(out, "capture: off\n");
     }
+    if (f->lockstep) {
+        LockstepStats st;
+
+        lockstep_stats(f->lockstep, &st);
+        g_string_append_printf(out, "lockstep: grant=" U64 " ns rounds=" U64
+                               " lookahead=" U64 " ns quantum=" U64
+                               " ns ordered=" U64 "\n", st.grant_ns,
+                               st.rounds, st.lookahead_ns, st.quantum_ns,
+                               st.frames_ordered);
+    } else {
+        g_string_append(out, "lockstep: off\n");
+    }
     g_string_append_printf(out, "control: %u of %d clients, idle timeout %u "
                            "ms, port bound %zu\n", f->ctl.clients,
                            CONTROL_MAX_CLIENTS, f->ctl.idle_ms,

@@ -109,6 +109,7 @@ Cluster *cluster_new(const char *name)
     c->dir = vc_cluster_dir(name);
     c->state = g_key_file_new();
     c->mem_mb = VC_DEFAULT_MEM_MB;
+    c->icount_shift = -1;
     return c;
 }
 
@@ -145,6 +146,7 @@ gboolean cluster_save(Cluster *c, GError **err)
     g_key_file_set_string_list(k, "cluster", "fabrics",
                                (const char *const *)c->fabrics,
                                g_strv_length(c->fabrics));
+    g_key_file_set_integer(k, "cluster", "icount_shift", c->icount_shift);
     g_autofree char *path = g_build_filename(c->dir, STATE_FILE, NULL);
     return g_key_file_save_to_file(k, path, err);
 }
@@ -174,6 +176,8 @@ Cluster *cluster_load(const char *name, GError **err)
                                              "myrinet_topology", NULL);
     c->fabrics = g_key_file_get_string_list(k, "cluster", "fabrics", NULL,
                                             NULL);
+    c->icount_shift = g_key_file_has_key(k, "cluster", "icount_shift", NULL)
+        ? g_key_file_get_integer(k, "cluster", "icount_shift", NULL) : -1;
     if (!c->fabrics) {
         c->fabrics = g_new0(char *, 1);
     }

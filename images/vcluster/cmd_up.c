@@ -193,12 +193,54 @@ static void up_topology_error(const char *kind, const char *myri_topology,
     }
 }
 
+/* Lock-step's options, said as `up`'s; fills the default shift. */
+static gboolean lockstep_options_check(gboolean lockstep, int *icount_shift,
+                                       const char *accel, char **kinds,
+                                       gboolean use_libvirt)
+{
+    if (!lockstep) {
+        if (*icount_shift != -1) {
+            g_printerr("vcluster up: --icount-shift needs --lockstep\n");
+            return FALSE;
+        }
+        return TRUE;
+    }
+    if (*icount_shift == -1) {
+        *icount_shift = VC_ICOUNT_SHIFT_DEFAULT;
+    }
+    if (*icount_shift < 0 || *icount_shift > VC_ICOUNT_SHIFT_MAX) {
+        g_printerr("vcluster up: --icount-shift %d: use 0 to %d (2^N ns an "
+                   "instruction)\n", *icount_shift, VC_ICOUNT_SHIFT_MAX);
+        return FALSE;
+    }
+    if (accel && g_strcmp0(accel, "tcg") != 0 && g_strcmp0(accel, "auto")) {
+        g_printerr("vcluster up: --lockstep runs under TCG (instruction "
+                   "counting); --accel %s cannot\n", accel);
+        return FALSE;
+    }
+    if (use_libvirt) {
+        g_printerr("vcluster up: --lockstep with --libvirt is not "
+                   "available yet; run it direct\n");
+        return FALSE;
+    }
+    for (int i = 0; kinds[i]; i++) {
+        if (g_strcmp0(kinds[i], "eth") == 0) {
+            g_printerr("vcluster up: --lockstep cannot keep the eth LAN in "
+                       "step yet; use --fabric ps1, myrinet or telegraphos "
+                       "without eth\n");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 int cmd_up(int argc, char **argv)
 {
     int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = VC_BOOT_TIMEOUT_S;
     g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
     g_autofree char *topology = NULL, *myri_topology = NULL;
-    gboolean use_libvirt = FALSE;
+    gboolean use_libvirt = FALSE, lockstep = FALSE;
+    int icount_shift = -1;
     GOptionEntry entries[] = {
         { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
           "N" },
@@ -219,6 +261,11 @@ int cmd_up(int argc, char **argv)
           "cluster name (default vc)", "NAME" },
         { "timeout", 0, 0, G_OPTION_ARG_INT, &timeout,
           "seconds to wait for every guest agent (default 300)", "S" },
+        { "lockstep", 0, 0, G_OPTION_ARG_NONE, &lockstep,
+          "keep the nodes' virtual clocks in step (docs/lockstep.md)", NULL },
+        { "icount-shift", 0, 0, G_OPTION_ARG_INT, &icount_shift,
+          "lock-step: 2^N ns of virtual time per instruction (default 3)",
+          "N" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- boot a cluster");
@@ -253,6 +300,10 @@ int cmd_up(int argc, char **argv)
         return 2;
     }
     g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
+    if (!lockstep_options_check(lockstep, &icount_shift, accel, kinds,
+                                use_libvirt)) {
+        return 2;
+    }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,
                                        "myrinet");
     gboolean ps1 = g_strv_contains((const char *const *)kinds, "ps1");
@@ -318,8 +369,15 @@ int cmd_up(int argc, char **argv)
     c->mode = use_libvirt ? VC_MODE_LIBVIRT : VC_MODE_DIRECT;
     c->fabrics = g_strdupv(kinds);
     c->topology = g_strdup(topology ? topology : "ring");
+    c->icount_shift = icount_shift;
     g_autofree char *why = NULL;
-    c->accel = accel_choose(accel ? accel : "auto", &paths, &why, &err);
+    c->accel = lockstep ? g_strdup("tcg")
+                        : accel_choose(accel ? accel : "auto", &paths, &why,
+                                       &err);
+    if (lockstep) {
+        why = g_strdup_printf("lock-step, -icount shift=%d: %d ns an "
+                              "instruction", icount_shift, 1 << icount_shift);
+    }
     int rc = 1;
     if (!c->accel) {
         g_printerr("vcluster up: %s\n", err->message);

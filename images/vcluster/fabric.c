@@ -87,6 +87,9 @@ gboolean cluster_fabric_start(Cluster *c, const VcPaths *p,
         g_ptr_array_add(argv, "--topology");
         g_ptr_array_add(argv, c->myri_topology);
     }
+    if (c->icount_shift >= 0) {
+        g_ptr_array_add(argv, "--lockstep");
+    }
     const char *seed = g_getenv("VCLUSTER_SEED");
     if (seed && *seed) {
         g_ptr_array_add(argv, "--seed");

@@ -57,6 +57,23 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
     ADD("virtserialport,bus=vc-vser.0,chardev=vc-qga,"
         "name=org.qemu.guest_agent.0");
 
+    /*
+     * Lock-step: the clock counts instructions and jumps over idle time;
+     * the guest's wall clock and random numbers start the same every run.
+     * A fabric link connects before the guest runs, so no reconnect.
+     */
+    gboolean lockstep = c->icount_shift >= 0;
+    const char *reconnect = lockstep ? "" : ",reconnect=1";
+    const char *sync = lockstep ? ",lockstep=on" : "";
+    if (lockstep) {
+        ADD("-icount");
+        ADD("shift=%d,sleep=off", c->icount_shift);
+        ADD("-rtc");
+        ADD("base=%s,clock=vm", VC_LOCKSTEP_RTC_BASE);
+        ADD("-seed");
+        ADD("%d", node);
+    }
+
     for (int f = 0; c->fabrics[f]; f++) {
         const char *kind = c->fabrics[f];
         g_autofree char *dir = cluster_fabric_dir(c, kind);
@@ -70,18 +87,18 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
         } else if (g_strcmp0(kind, "ps1") == 0) {
             /* reconnect: the board comes back if fabricd is restarted. */
             ADD("-chardev");
-            ADD("socket,id=vc-ps1,path=%s/node%d.sock,reconnect=1", dir,
-                node);
+            ADD("socket,id=vc-ps1,path=%s/node%d.sock%s", dir, node,
+                reconnect);
             ADD("-device");
-            ADD("parastation,chardev=vc-ps1,node=%d", node);
+            ADD("parastation,chardev=vc-ps1,node=%d%s", node, sync);
         } else if (g_strcmp0(kind, "myrinet") == 0) {
             g_autofree char *routes = myrinet_routes_file(c, node);
 
             ADD("-chardev");
-            ADD("socket,id=vc-myri,path=%s/node%d.sock,reconnect=1", dir,
-                node);
+            ADD("socket,id=vc-myri,path=%s/node%d.sock%s", dir, node,
+                reconnect);
             ADD("-device");
-            ADD("lanai,chardev=vc-myri,node=%d", node);
+            ADD("lanai,chardev=vc-myri,node=%d%s", node, sync);
             /* read at QEMU start: the routes survive a guest reboot */
             ADD("-fw_cfg");
             ADD("name=opt/vcluster/myri-routes,file=%s", routes);
@@ -96,11 +113,11 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
                 mirror = g_strdup_printf(",local-mirror-mb=%d", mirror_mb);
             }
             ADD("-chardev");
-            ADD("socket,id=vc-tgr,path=%s/node%d.sock,reconnect=1", dir,
-                node);
+            ADD("socket,id=vc-tgr,path=%s/node%d.sock%s", dir, node,
+                reconnect);
             ADD("-device");
-            ADD("telegraphos,chardev=vc-tgr,node=%d%s", node,
-                mirror ? mirror : "");
+            ADD("telegraphos,chardev=vc-tgr,node=%d%s%s", node,
+                mirror ? mirror : "", sync);
         }
     }
     return a;

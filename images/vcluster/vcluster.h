@@ -14,6 +14,10 @@
 #define VC_DEFAULT_MEM_MB 256
 #define VC_BOOT_TIMEOUT_S 300           /* up and reboot wait this long */
 #define VC_NET_PREFIX "10.77.0"         /* node I is VC_NET_PREFIX.(I+1) */
+#define VC_ICOUNT_SHIFT_DEFAULT 3       /* lock-step: 8 ns an instruction */
+#define VC_ICOUNT_SHIFT_MAX 10
+/* lock-step: every run starts from the same guest wall clock */
+#define VC_LOCKSTEP_RTC_BASE "2026-01-01T00:00:00"
 
 /* ---- jsonchan.c: newline-delimited JSON over a unix stream socket ---- */
 typedef struct JsonChan JsonChan;
@@ -85,6 +89,8 @@ typedef struct {
     char *topology;             /* ps1: "ring" or "torus:WxH" */
     char *myri_topology;        /* myrinet: the run directory's copy of the
                                    switch file, NULL for one switch */
+    int icount_shift;           /* lock-step: QEMU's -icount shift (2^N ns
+                                   an instruction); -1 when free-running */
     GKeyFile *state;
 } Cluster;
 

@@ -197,21 +197,35 @@ static void test_le_helpers(void)
     g_assert_cmphex(fabric_get_le64(b), ==, G_MAXUINT64);
 }
 
-/* HELLO: exactly three bytes, the opcode and the node id. */
+/*
+ * HELLO: three bytes (opcode, node id) for a free-running device; a fourth,
+ * the flags, only when flags are set.
+ */
 static void test_hello(void)
 {
-    uint8_t pl[FABRIC_HELLO_LEN + 1];
+    uint8_t pl[FABRIC_HELLO_MAX_LEN + 1];
     uint16_t node = 0;
+    uint8_t flags = 0xff;
 
-    g_assert_cmpuint(fabric_hello_encode(0x0302, pl), ==, 3);
+    g_assert_cmpuint(fabric_hello_encode(0x0302, 0, pl), ==, 3);
     g_assert_cmpmem(pl, 3, ((uint8_t[]){ FABRIC_CTL_HELLO, 2, 3 }), 3);
-    g_assert_true(fabric_hello_decode(pl, 3, &node));
+    g_assert_true(fabric_hello_decode(pl, 3, &node, &flags));
     g_assert_cmpuint(node, ==, 0x0302);
-    /* a wrong length or opcode is not a HELLO */
-    g_assert_false(fabric_hello_decode(pl, 2, &node));
-    g_assert_false(fabric_hello_decode(pl, 4, &node));
+    g_assert_cmpuint(flags, ==, 0);
+    g_assert_cmpuint(fabric_hello_encode(7, FABRIC_HELLO_F_LOCKSTEP, pl), ==,
+                     4);
+    g_assert_true(fabric_hello_decode(pl, 4, &node, &flags));
+    g_assert_cmpuint(node, ==, 7);
+    g_assert_cmpuint(flags, ==, FABRIC_HELLO_F_LOCKSTEP);
+    /* unknown flags, a flags byte of 0, a wrong length or opcode: no */
+    pl[3] = 0x80;
+    g_assert_false(fabric_hello_decode(pl, 4, &node, &flags));
+    pl[3] = 0;
+    g_assert_false(fabric_hello_decode(pl, 4, &node, &flags));
+    g_assert_false(fabric_hello_decode(pl, 2, &node, &flags));
+    g_assert_false(fabric_hello_decode(pl, 5, &node, &flags));
     pl[0] = FABRIC_CTL_HELLO_ACK;
-    g_assert_false(fabric_hello_decode(pl, 3, &node));
+    g_assert_false(fabric_hello_decode(pl, 3, &node, &flags));
 }
 
 /* HELLO_ACK: the node count, then the kind's fields. */

@@ -600,7 +600,7 @@ static void test_hello(void)
      * changes nothing (test-fabricd-ps1 checks the kind layer's REJECTs).
      */
     s->dev[2].connected = true;
-    fabric_hello_encode(2, pl);
+    fabric_hello_encode(2, 0, pl);
     g_assert_cmpint(sim_input(s, 2, FABRIC_KIND_PS1, FABRIC_TYPE_CONTROL, pl,
                               sizeof(pl), &why), ==, PS1_IN_MALFORMED);
     g_assert_nonnull(strstr(why, "opcode 1"));

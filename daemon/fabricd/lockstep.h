@@ -1,0 +1,77 @@
+/*
+ * Lock-step mode: fabricd keeps its fabric's virtual time (proto/sync.h,
+ * docs/lockstep.md).
+ *
+ * Frames from the nodes are kept until every node has reported the end of
+ * the round (SYNC); they are then routed in a fixed order (send time, node,
+ * arrival), so the models, the fault rules and the output see the same
+ * sequence on every run.  What they send waits for its delivery time: at a
+ * grant, each node gets the frames due before the grant, then the grant.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef FABRICD_LOCKSTEP_H
+#define FABRICD_LOCKSTEP_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct Fabric Fabric;
+typedef struct Port Port;
+typedef struct Lockstep Lockstep;
+
+/*
+ * The most a node may send in one round (bytes, with FABRIC_FRAME_COST
+ * per frame): beyond it the node is cut off (counted as an overflow).
+ */
+#define LOCKSTEP_ROUND_IN_MAX   (16u << 20)
+
+typedef struct LockstepStats {
+    uint64_t rounds;
+    uint64_t grant_ns;          /* the newest grant */
+    uint64_t frames_ordered;    /* frames routed at round ends */
+    uint64_t lookahead_ns;
+    uint64_t quantum_ns;
+} LockstepStats;
+
+/* The quantum of quiet rounds unless --lockstep-quantum says otherwise. */
+#define LOCKSTEP_QUANTUM_DEFAULT_NS     1000000ull
+#define LOCKSTEP_QUANTUM_MAX_NS         1000000000ull
+
+/*
+ * `lookahead_ns` (≥ 1): no frame is delivered sooner after it was sent.
+ * `quantum_ns`: the length of a round while no DATA frame was sent for a
+ * quantum (raised to the look-ahead); 0: every round is a look-ahead, and
+ * every frame arrives exactly when the fabric's model says.
+ */
+Lockstep *lockstep_new(Fabric *f, uint64_t lookahead_ns, uint64_t quantum_ns);
+void lockstep_free(Lockstep *ls);
+
+/*
+ * A whole frame that the node on `p` sent (ports.c hands every frame
+ * here).  False once `p` is gone or closing: read nothing more from it.
+ */
+bool lockstep_input(Lockstep *ls, Port *p, const uint8_t *frame, size_t len);
+/* Whether output is held now (false while a grant is being sent). */
+bool lockstep_holds_output(const Lockstep *ls);
+/* A node that left the run cannot come back into it. */
+bool lockstep_may_connect(const Lockstep *ls, unsigned port);
+/*
+ * Output for `p`: held until a grant passes its delivery time (at least
+ * lookahead after the frame being routed).  False if it did not fit the
+ * port's bound (the frame is not kept).
+ */
+bool lockstep_output(Lockstep *ls, Port *p, GBytes *frame, size_t limit);
+/* The node on `port` left: the round no longer waits for it. */
+void lockstep_port_down(Lockstep *ls, unsigned port);
+/* The virtual time of what is being routed now. */
+uint64_t lockstep_now(const Lockstep *ls);
+/* `frame` (a new reference) with its delivery time set to `deliver_ns`. */
+GBytes *lockstep_retime(GBytes *frame, uint64_t deliver_ns);
+/* The delivery time of a header-framed `frame` once it is held. */
+uint64_t lockstep_deliver_time(const Lockstep *ls, const uint8_t *frame,
+                               size_t len);
+void lockstep_stats(const Lockstep *ls, LockstepStats *st);
+
+#endif
