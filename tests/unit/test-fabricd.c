@@ -59,7 +59,7 @@ static void test_banner_and_sockets(void)
 
     g_assert_nonnull(strstr(all, "link 0>1 state=up frames=0 bytes=0 "
                             "dropped=0 down=0 corrupted=0 delayed=0 "
-                            "congested=0\n"));
+                            "congested=0 duplicated=0 reordered=0\n"));
     g_assert_nonnull(strstr(all, "link 2>1 state=up"));
     g_assert_null(strstr(all, "link 1>1"));
     fixture_teardown(&fx, NULL);

@@ -188,7 +188,7 @@ static FaultOutcome eval(FaultRules *rs, unsigned from, unsigned to,
     uint8_t frame[64] = { 0 };
     FaultVerdict v;
 
-    fault_rules_eval(rs, from, to, frame, sizeof(frame), 0, &v);
+    fault_rules_eval(rs, from, to, 0, frame, sizeof(frame), 0, &v);
     g_free(v.corrupted);
     if (delay_ns) {
         *delay_ns = v.delay_ns;
@@ -253,7 +253,7 @@ static void test_corrupt_offsets(void)
     FaultVerdict v;
 
     fault_rules_add(rs, parse_ok("0>1 corrupt p=1 offsets=0,9,127,200"));
-    fault_rules_eval(rs, 0, 1, frame, sizeof(frame), 0, &v);
+    fault_rules_eval(rs, 0, 1, 0, frame, sizeof(frame), 0, &v);
     g_assert_cmpint(v.outcome, ==, FAULT_PASS);
     g_assert_nonnull(v.corrupted);
     expect[0] = 0x01;       /* bit 0 = LSB of byte 0 */
@@ -266,7 +266,7 @@ static void test_corrupt_offsets(void)
     g_assert_cmpmem(frame, 16, expect, 16);
 
     /* offsets count from corrupt_from: a fabric header stays intact */
-    fault_rules_eval(rs, 0, 1, frame, sizeof(frame), 4, &v);
+    fault_rules_eval(rs, 0, 1, 0, frame, sizeof(frame), 4, &v);
     g_assert_nonnull(v.corrupted);
     expect[4] = 0x01;
     expect[5] = 0x02;
@@ -274,13 +274,13 @@ static void test_corrupt_offsets(void)
     g_free(v.corrupted);
 
     /* a one-byte frame: only offset 0 lands */
-    fault_rules_eval(rs, 0, 1, frame, 1, 0, &v);
+    fault_rules_eval(rs, 0, 1, 0, frame, 1, 0, &v);
     g_assert_cmphex(v.corrupted[0], ==, 0x01);
     g_free(v.corrupted);
     FaultRules *far = fault_rules_new(3);
 
     fault_rules_add(far, parse_ok("0>1 corrupt p=1 offsets=500"));
-    fault_rules_eval(far, 0, 1, frame, sizeof(frame), 0, &v);
+    fault_rules_eval(far, 0, 1, 0, frame, sizeof(frame), 0, &v);
     g_assert_null(v.corrupted);
     g_assert_cmpuint(fault_rules_get(far, 0)->fired, ==, 0);
     fault_rules_free(far);
@@ -309,18 +309,18 @@ static void test_corrupt_bits(void)
     fault_rules_add(rs, parse_ok("0>1 corrupt p=1 bits=5"));
     fault_rules_add(rs, parse_ok("2>3 corrupt p=1 bits=100"));
     for (int i = 0; i < 2000; i++) {
-        fault_rules_eval(rs, 0, 1, frame, sizeof(frame), 0, &v);
+        fault_rules_eval(rs, 0, 1, 0, frame, sizeof(frame), 0, &v);
         g_assert_nonnull(v.corrupted);
         g_assert_cmpuint(popcount_xor(frame, v.corrupted, sizeof(frame)), ==,
                          5);
         g_free(v.corrupted);
     }
     /* more bits than the payload has: every bit flips once */
-    fault_rules_eval(rs, 2, 3, frame, 8, 0, &v);
+    fault_rules_eval(rs, 2, 3, 0, frame, 8, 0, &v);
     g_assert_cmpuint(popcount_xor(frame, v.corrupted, 8), ==, 64);
     g_free(v.corrupted);
     /* with a protected header only the payload may change */
-    fault_rules_eval(rs, 2, 3, frame, 12, 4, &v);
+    fault_rules_eval(rs, 2, 3, 0, frame, 12, 4, &v);
     g_assert_cmpmem(v.corrupted, 4, frame, 4);
     g_assert_cmpuint(popcount_xor(frame, v.corrupted, 12), ==, 64);
     g_free(v.corrupted);
@@ -356,12 +356,12 @@ static char *decision_trace(uint64_t seed, bool other_traffic)
         FaultVerdict v;
 
         if (other_traffic && i % 3 == 0) {
-            fault_rules_eval(rs, 0, 2, frame, sizeof(frame), 0, &v);
+            fault_rules_eval(rs, 0, 2, 0, frame, sizeof(frame), 0, &v);
             g_free(v.corrupted);
-            fault_rules_eval(rs, 1, 0, frame, sizeof(frame), 0, &v);
+            fault_rules_eval(rs, 1, 0, 0, frame, sizeof(frame), 0, &v);
             g_free(v.corrupted);
         }
-        fault_rules_eval(rs, 0, 1, frame, sizeof(frame), 0, &v);
+        fault_rules_eval(rs, 0, 1, 0, frame, sizeof(frame), 0, &v);
         g_string_append_c(trace, "PDd"[v.outcome]);
         if (v.corrupted) {
             for (size_t b = 0; b < sizeof(frame); b++) {
