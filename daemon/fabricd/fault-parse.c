@@ -221,8 +221,11 @@ static bool side_matches(int side, unsigned node)
 /* A partition S|T or S>|T: from in S, to in T (or not in S with `rest`). */
 static bool sets_match(const FaultLink *l, unsigned from, unsigned to)
 {
-    return set_has(l->set_from, from) &&
-           (l->rest ? !set_has(l->set_from, to) : set_has(l->set_to, to));
+    if (l->rest) {
+        return set_has(l->set_from, from) && to < FAULT_MAX_NODES &&
+               !set_has(l->set_from, to);
+    }
+    return set_has(l->set_from, from) && set_has(l->set_to, to);
 }
 
 bool fault_link_matches(const FaultLink *l, unsigned from, unsigned to)
