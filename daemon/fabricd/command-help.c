@@ -12,6 +12,8 @@ const char fabric_command_help[] =
     "table                       MACs (eth), routing tables (ps1), routes "
     "(myrinet)\n"
     "fault add LINK ACTION [k=v] add a fault rule, prints its id\n"
+    "fault load FILE             add the rules of a fault file, prints their "
+    "ids\n"
     "fault del ID                remove a rule\n"
     "fault list                  rules with matched/fired counts\n"
     "fault clear                 remove every rule\n"
@@ -21,4 +23,6 @@ const char fabric_command_help[] =
     "capture stop                finish the capture, prints its frame count\n"
     "capture status              capture state\n"
     "seed                        the seed of every random fault decision\n"
+    "time                        the time fault rules see (at=, until=), in "
+    "ns\n"
     "help                        this list\n";

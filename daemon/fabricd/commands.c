@@ -1,7 +1,11 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "report.h"
@@ -49,26 +53,136 @@ static bool no_more_args(const char *cmd, const char *rest, GError **err)
     return true;
 }
 
+/* Whether the set of links `l` holds a link of the topology. */
+static bool link_in_topology(Fabric *f, const FaultLink *l)
+{
+    if (!l->sets) {
+        return l->from == FAULT_ANY_NODE || l->to == FAULT_ANY_NODE ||
+               fabric_has_link(f, l->from, l->to) ||
+               (l->both && fabric_has_link(f, l->to, l->from));
+    }
+    for (unsigned from = 0; from < f->nodes; from++) {
+        for (unsigned to = 0; to < f->nodes; to++) {
+            if (fault_link_matches(l, from, to) &&
+                fabric_has_link(f, from, to)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /*
  * A link naming two nodes must exist in the topology (one direction of an
- * A-B pair is enough).  Wildcards match whatever links exist.
+ * A-B pair is enough; a partition needs one link between its sides).
+ * Wildcards match whatever links exist.
  */
 static bool link_exists(Fabric *f, const FaultLink *l, GError **err)
 {
     g_autoptr(GString) text = NULL;
     g_autoptr(GString) topo = NULL;
 
-    if (l->from == FAULT_ANY_NODE || l->to == FAULT_ANY_NODE ||
-        fabric_has_link(f, l->from, l->to) ||
-        (l->both && fabric_has_link(f, l->to, l->from))) {
+    if (link_in_topology(f, l)) {
         return true;
     }
     text = g_string_new(NULL);
     topo = g_string_new(NULL);
     fault_link_append(l, text);
     f->kind->describe_topology(f->kind_state, f->nodes, topo);
-    fail(err, "%s is not a link of this fabric (%s)", text->str, topo->str);
+    fail(err, l->sets ? "%s holds no link of this fabric (%s)"
+                      : "%s is not a link of this fabric (%s)",
+         text->str, topo->str);
     return false;
+}
+
+/* What fault_rule_parse() cannot know: the topology, the kind's limits. */
+static bool rule_fits_fabric(const FaultRule *r, void *opaque, GError **err)
+{
+    Fabric *f = opaque;
+
+    return link_exists(f, &r->link, err) &&
+           (!f->kind->check_fault || f->kind->check_fault(r, err));
+}
+
+/* Read a whole fault file: a regular file of at most 1 MiB. */
+static char *read_fault_file(const char *path, size_t *len, GError **err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    GString *text;
+    struct stat st;
+    char buf[16384];
+    ssize_t n;
+
+    if (fd < 0) {
+        fail(err, "cannot read fault file %s: %s", path, g_strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        fail(err, "fault file %s is not a regular file", path);
+        return NULL;
+    }
+    text = g_string_new(NULL);
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            fail(err, "cannot read fault file %s: %s", path,
+                 g_strerror(errno));
+            break;
+        }
+        if (text->len + n > FABRIC_FAULT_FILE_MAX) {
+            fail(err, "fault file %s is larger than %d bytes", path,
+                 FABRIC_FAULT_FILE_MAX);
+            n = -1;
+            break;
+        }
+        g_string_append_len(text, buf, n);
+    }
+    close(fd);
+    if (n < 0) {
+        g_string_free(text, TRUE);
+        return NULL;
+    }
+    *len = text->len;
+    return g_string_free(text, FALSE);
+}
+
+bool fabric_faults_load(Fabric *f, const char *path, GString *out,
+                        GError **err)
+{
+    size_t len;
+    g_autofree char *text = read_fault_file(path, &len, err);
+    GPtrArray *rules;
+    unsigned room = FAULT_MAX_RULES - fault_rules_count(f->rules);
+
+    if (!text) {
+        return false;
+    }
+    rules = fault_file_parse(text, len, path, f->nodes, rule_fits_fabric, f,
+                             err);
+    if (!rules) {
+        return false;
+    }
+    if (rules->len > room) {
+        fail(err, "%s has %u rules but only %u more fit (limit "
+             G_STRINGIFY(FAULT_MAX_RULES) "); delete some first", path,
+             rules->len, room);
+        g_ptr_array_free(rules, TRUE);
+        return false;
+    }
+    /* the array gives up its rules: fault_rules_add() owns them now */
+    g_ptr_array_set_free_func(rules, NULL);
+    for (unsigned i = 0; i < rules->len; i++) {
+        g_string_append_printf(out, "rule %u\n",
+                               fault_rules_add(f->rules, rules->pdata[i]));
+    }
+    if (rules->len) {
+        fabric_config_changed(f);
+    }
+    g_ptr_array_free(rules, TRUE);
+    return true;
 }
 
 static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
@@ -76,7 +190,7 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
     g_autofree char *sub = next_word(&rest);
 
     if (!sub) {
-        fail(err, "fault needs add, del, list or clear");
+        fail(err, "fault needs add, load, del, list or clear");
         return false;
     }
     if (strcmp(sub, "add") == 0) {
@@ -86,7 +200,7 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
         if (!r) {
             return false;
         }
-        if (!link_exists(f, &r->link, err)) {
+        if (!rule_fits_fabric(r, f, err)) {
             fault_rule_free(r);
             return false;
         }
@@ -100,6 +214,15 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
         g_string_append_printf(out, "rule %u\n", fault_rules_add(f->rules, r));
         fabric_config_changed(f);
         return true;
+    }
+    if (strcmp(sub, "load") == 0) {
+        g_autofree char *path = rest_of_line(rest);
+
+        if (!*path) {
+            fail(err, "fault load needs a file name");
+            return false;
+        }
+        return fabric_faults_load(f, path, out, err);
     }
     if (strcmp(sub, "del") == 0) {
         g_autofree char *id_text = next_word(&rest);
@@ -137,8 +260,8 @@ static bool cmd_fault(Fabric *f, const char *rest, GString *out, GError **err)
         fabric_config_changed(f);
         return true;
     }
-    fail(err, "unknown fault command '%s' (expected add, del, list or clear)",
-         sub);
+    fail(err, "unknown fault command '%s' (expected add, load, del, list or "
+         "clear)", sub);
     return false;
 }
 
@@ -261,6 +384,14 @@ bool fabric_command(Fabric *f, const char *line, GString *out, GError **err)
         }
         g_string_append_printf(out, "seed 0x%016" G_GINT64_MODIFIER "x\n",
                                f->seed);
+        return true;
+    }
+    if (strcmp(cmd, "time") == 0) {
+        if (!no_more_args(cmd, rest, err)) {
+            return false;
+        }
+        g_string_append_printf(out, "time %" G_GUINT64_FORMAT "ns\n",
+                               fabric_rule_time_ns(f));
         return true;
     }
     if (strcmp(cmd, "help") == 0) {

@@ -46,6 +46,15 @@ bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
     return true;
 }
 
+uint64_t fabric_rule_time_ns(Fabric *f)
+{
+    /* lock-step: the virtual time of the frame being routed */
+    if (f->lockstep) {
+        return lockstep_now(f->lockstep);
+    }
+    return fabric_now_ns() - f->start_ns;
+}
+
 static uint64_t wall_clock_ns(void)
 {
     struct timespec ts;
@@ -157,8 +166,13 @@ static void held_copy_fire(gpointer item, gpointer opaque)
     held_copy_free(h);
 }
 
+/*
+ * Hold a copy in the delay line: `delay_ns` keeps the link's order (it is
+ * also held while an earlier copy is), `reorder_ns` is added after that
+ * without holding back later copies, which may overtake it by that much.
+ */
 static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
-                      bool corrupted, uint64_t delay_ns)
+                      bool corrupted, uint64_t delay_ns, uint64_t reorder_ns)
 {
     Link *link = fabric_link(f, from, to);
     HeldCopy *h = g_new0(HeldCopy, 1);
@@ -178,7 +192,55 @@ static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
     h->epoch = f->ports[to].epoch;
     h->frame = g_bytes_ref(frame);
     h->corrupted = corrupted;
-    delay_line_add(f->delays, due, h);
+    delay_line_add(f->delays, due + reorder_ns, h);
+}
+
+/* Whether one more copy of `len` bytes fits in `to`'s output bound. */
+static bool copy_fits(Fabric *f, unsigned to, size_t len)
+{
+    uint8_t prefix[FABRIC_PREFIX_MAX];
+    size_t total = len + f->kind->encode_prefix(len, prefix);
+
+    return port_out_cost(&f->ports[to]) + total + FABRIC_FRAME_COST <=
+           f->out_limit;
+}
+
+/* Deliver a copy now, or hold it when it is delayed or must keep order. */
+static void send_or_hold(Fabric *f, unsigned from, unsigned to, GBytes *copy,
+                         bool corrupted, const FaultVerdict *v)
+{
+    Link *link = fabric_link(f, from, to);
+
+    if (f->lockstep) {
+        /*
+         * Virtual time: later by the delay, never before an earlier copy
+         * on the link, and a reordered copy later still without holding
+         * back the next ones.
+         */
+        size_t len;
+        const uint8_t *data = g_bytes_get_data(copy, &len);
+        uint64_t due = MAX(lockstep_deliver_time(f->lockstep, data, len) +
+                           v->delay_ns, link->hold_until_ns);
+        g_autoptr(GBytes) timed = lockstep_retime(copy, due + v->reorder_ns);
+
+        link->hold_until_ns = due;
+        deliver(f, from, to, timed, corrupted);
+        return;
+    }
+    if (v->delay_ns || v->reorder_ns || link->pending) {
+        /* held copies count towards the port's bound, as queued ones */
+        if (!copy_fits(f, to, g_bytes_get_size(copy))) {
+            if (f->no_drop) {
+                port_overflow(&f->ports[to], "copy not held");
+            } else {
+                link->c.congested++;
+            }
+            return;
+        }
+        hold_copy(f, from, to, copy, corrupted, v->delay_ns, v->reorder_ns);
+    } else {
+        deliver(f, from, to, copy, corrupted);
+    }
 }
 
 void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
@@ -188,12 +250,14 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     size_t len;
     const uint8_t *data = g_bytes_get_data(frame, &len);
     g_autoptr(GBytes) copy = NULL;
+    bool corrupted;
 
     if (link->admin_down) {
         link->c.down++;
         return;
     }
-    fault_rules_eval(f->rules, from, to, data, len, f->kind->corrupt_from, &v);
+    fault_rules_eval(f->rules, from, to, fabric_rule_time_ns(f), data, len,
+                     f->kind->corrupt_from, &v);
     switch (v.outcome) {
     case FAULT_DROPPED:
         link->c.dropped++;
@@ -204,6 +268,7 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     case FAULT_PASS:
         break;
     }
+    corrupted = v.corrupted != NULL;
     if (v.corrupted) {
         link->c.corrupted++;
         /* a header-framed copy says so; the rules never touch the header */
@@ -221,35 +286,24 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     if (v.delay_ns) {
         link->c.delayed++;
     }
-    if (f->lockstep) {
-        /* later in virtual time; copies on a link keep their order */
-        size_t clen;
-        const uint8_t *cdata = g_bytes_get_data(copy, &clen);
-        uint64_t due = lockstep_deliver_time(f->lockstep, cdata, clen);
-
-        due = MAX(due + v.delay_ns, link->hold_until_ns);
-        link->hold_until_ns = due;
-        GBytes *timed = lockstep_retime(copy, due);
-
-        deliver(f, from, to, timed, v.corrupted != NULL);
-        g_bytes_unref(timed);
-        return;
+    if (v.reorder_ns) {
+        link->c.reordered++;
     }
-    if (v.delay_ns || link->pending) {
-        Port *dst = &f->ports[to];
-
-        /* held copies count towards the port's bound, as queued ones */
-        if (port_out_cost(dst) + len + FABRIC_FRAME_COST > f->out_limit) {
-            if (f->no_drop) {
-                port_overflow(dst, "copy not held");
-            } else {
+    send_or_hold(f, from, to, copy, corrupted, &v);
+    /*
+     * A duplicate goes the same way right behind it.  It is made only if
+     * it fits the port's bound: a fault never cuts a peer off, and never
+     * makes more than one extra copy.
+     */
+    if (v.duplicates && f->ports[to].fd >= 0 && !f->ports[to].closing) {
+        if (!copy_fits(f, to, len)) {
+            if (!f->no_drop) {
                 link->c.congested++;
             }
             return;
         }
-        hold_copy(f, from, to, copy, v.corrupted != NULL, v.delay_ns);
-    } else {
-        deliver(f, from, to, copy, v.corrupted != NULL);
+        link->c.duplicated++;
+        send_or_hold(f, from, to, copy, corrupted, &v);
     }
 }
 
@@ -352,6 +406,7 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
     f->kind = kind;
     f->nodes = nodes;
     f->seed = seed;
+    f->start_ns = fabric_now_ns();
     f->dir = g_strdup(dir);
     f->ctl_path = g_build_filename(dir, "ctl.sock", NULL);
     f->ports = g_new0(Port, nodes);

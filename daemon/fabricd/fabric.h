@@ -77,13 +77,16 @@ typedef struct LinkCounters {
     uint64_t dropped;        /* by a drop rule */
     uint64_t down;           /* link administratively down, or a down rule */
     uint64_t corrupted, delayed, congested;
+    uint64_t duplicated;     /* extra copies a duplicate rule made */
+    uint64_t reordered;      /* copies a reorder rule let others overtake */
 } LinkCounters;
 
 typedef struct Link {
     LinkCounters c;
     bool admin_down;
     unsigned pending;        /* copies held in the delay line */
-    uint64_t hold_until_ns;  /* due time of the newest held copy */
+    uint64_t hold_until_ns;  /* due time of the newest held copy, without
+                                its reorder time: later copies wait for it */
 } Link;
 
 /* The control socket's clients, for `counters` (control.c fills it). */
@@ -101,6 +104,7 @@ struct Fabric {
     void *kind_state;
     unsigned nodes;
     uint64_t seed;
+    uint64_t start_ns;       /* fabric_now_ns() when it was created */
     char *dir;
     char *ctl_path;
     Port *ports;
@@ -174,6 +178,12 @@ uint64_t fabric_time_ns(const Fabric *f);
  * look-ahead (docs/lockstep.md).
  */
 bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err);
+
+/*
+ * The time fault rules see (at=, until=) for the copy being processed:
+ * free-running, fabricd's elapsed time since fabric_new().
+ */
+uint64_t fabric_rule_time_ns(Fabric *f);
 
 bool fabric_capture_start(Fabric *f, const char *path, GError **err);
 /* Stop capturing; *frames gets the number of recorded copies. */

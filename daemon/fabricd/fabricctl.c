@@ -39,11 +39,16 @@ static void die(int status, const char *fmt, ...)
     exit(status);
 }
 
-/* fabricd runs elsewhere: a relative capture file means ours, not its. */
-static void absolutize_capture_file(char **words)
+/*
+ * fabricd runs elsewhere: a relative capture or fault file means ours, not
+ * its.
+ */
+static void absolutize_file(char **words)
 {
-    if (words[0] && words[1] && words[2] && !strcmp(words[0], "capture") &&
-        !strcmp(words[1], "start") && !g_path_is_absolute(words[2])) {
+    if (words[0] && words[1] && words[2] &&
+        ((!strcmp(words[0], "capture") && !strcmp(words[1], "start")) ||
+         (!strcmp(words[0], "fault") && !strcmp(words[1], "load"))) &&
+        !g_path_is_absolute(words[2])) {
         char *abs = g_canonicalize_filename(words[2], NULL);
 
         g_free(words[2]);
@@ -129,6 +134,9 @@ int main(int argc, char **argv)
                     "\nExamples:\n"
                     "  fabricctl -d DIR counters\n"
                     "  fabricctl -d DIR fault add '0>1' drop p=0.05\n"
+                    "  fabricctl -d DIR fault add '2|0,1' down at=1s "
+                    "for=500ms\n"
+                    "  fabricctl -d DIR fault load faults.txt\n"
                     "  fabricctl -d DIR capture start run.pcapng\n", NULL);
     struct timeval timeout = { .tv_sec = ANSWER_TIMEOUT_S };
     g_autofree char *path = NULL;
@@ -157,7 +165,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         words[i - 1] = g_strdup(argv[i]);
     }
-    absolutize_capture_file(words);
+    absolutize_file(words);
     command = g_strjoinv(" ", words);
     if (strchr(command, '\n')) {
         die(EXIT_USAGE, "a command cannot contain a newline");

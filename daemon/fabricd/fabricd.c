@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "control.h"
 #include "fabric.h"
 #include "proto/base.h"
@@ -27,6 +28,7 @@ typedef struct Options {
     char *dir;
     char *seed;
     char *capture;
+    char *faults;
     char *topology;
     gint64 hop_ns;
     gint64 link_mbps;
@@ -108,6 +110,8 @@ static void parse_options(int argc, char **argv, Options *o)
           "S" },
         { "capture", 'c', 0, G_OPTION_ARG_FILENAME, &o->capture,
           "Record delivered frames to a pcapng file from the start", "FILE" },
+        { "faults", 'f', 0, G_OPTION_ARG_FILENAME, &o->faults,
+          "Fault rules to apply from the start, one a line", "FILE" },
         { "topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
           "ps1: ring (default) or torus:WxH with W*H = N; myrinet: a "
           "switch file (default: one 16-port switch)", "TOPO" },
@@ -249,6 +253,13 @@ int main(int argc, char **argv)
         fabric_free(f);
         usage_error("%s", err->message);
     }
+    if (o.faults) {
+        g_autoptr(GString) ids = g_string_new(NULL);
+
+        if (!fabric_faults_load(f, o.faults, ids, &err)) {
+            usage_error("%s", err->message);
+        }
+    }
     check_socket_paths(f);
     if (g_mkdir_with_parents(o.dir, 0700) < 0) {
         usage_error("cannot create --dir %s: %s", o.dir, g_strerror(errno));
@@ -286,6 +297,7 @@ int main(int argc, char **argv)
     g_free(o.dir);
     g_free(o.seed);
     g_free(o.capture);
+    g_free(o.faults);
     g_free(o.topology);
     return 0;
 }

@@ -11,6 +11,7 @@ typedef struct FaultLinkState {
     Prng prng;
     uint64_t seen;          /* frames counted by an nth rule */
     bool done;              /* nth rule already fired on this link */
+    bool bad;               /* drop ge: in the Bad state (starts Good) */
 } FaultLinkState;
 
 struct FaultRules {
@@ -145,13 +146,43 @@ static bool corrupt_copy(const FaultRule *r, Prng *prng, const uint8_t *frame,
     return true;
 }
 
-void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
-                      const uint8_t *frame, size_t len, size_t corrupt_from,
-                      FaultVerdict *v)
+bool fault_rule_active(const FaultRule *r, uint64_t now_ns)
 {
-    v->outcome = FAULT_PASS;
-    v->corrupted = NULL;
-    v->delay_ns = 0;
+    return now_ns >= r->at_ns && now_ns < r->until_ns;
+}
+
+/*
+ * Gilbert-Elliott (tc-netem's `loss gemodel`): two draws per copy, first
+ * the transition, then the loss, which the state the copy found decides.
+ */
+static bool ge_lost(const FaultRule *r, FaultLinkState *st)
+{
+    double move = prng_double(&st->prng);
+    double loss = prng_double(&st->prng);
+
+    if (!st->bad) {
+        st->bad = move < r->p;
+        return loss < 1.0 - r->ge_k;
+    }
+    st->bad = !(move < r->ge_r);
+    return loss < 1.0 - r->ge_h;
+}
+
+/* The delay of one copy: D, or uniform in [D-J, D+J] (one draw). */
+static uint64_t delay_of(const FaultRule *r, FaultLinkState *st)
+{
+    if (!r->jitter_ns) {
+        return r->delay_ns;
+    }
+    return r->delay_ns - r->jitter_ns +
+           prng_below(&st->prng, 2 * r->jitter_ns + 1);
+}
+
+void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
+                      uint64_t now_ns, const uint8_t *frame, size_t len,
+                      size_t corrupt_from, FaultVerdict *v)
+{
+    *v = (FaultVerdict){ .outcome = FAULT_PASS };
     if (corrupt_from > len) {
         corrupt_from = len;
     }
@@ -159,8 +190,11 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
     for (unsigned i = 0; i < rs->rules->len; i++) {
         FaultRule *r = rs->rules->pdata[i];
         FaultLinkState *st;
+        uint64_t d;
 
-        if (!fault_link_matches(&r->link, from, to)) {
+        /* outside its window a rule does not exist: no count, no draw */
+        if (!fault_rule_active(r, now_ns) ||
+            !fault_link_matches(&r->link, from, to)) {
             continue;
         }
         r->matched++;
@@ -182,6 +216,12 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
                 v->outcome = FAULT_DROPPED;
             }
             break;
+        case FAULT_DROP_GE:
+            if (ge_lost(r, st)) {
+                r->fired++;
+                v->outcome = FAULT_DROPPED;
+            }
+            break;
         case FAULT_CORRUPT:
             if (prng_double(&st->prng) < r->p &&
                 corrupt_copy(r, &st->prng, frame, len, corrupt_from,
@@ -190,27 +230,43 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
             }
             break;
         case FAULT_DELAY:
-            if (r->delay_ns) {
+            d = delay_of(r, st);
+            if (d) {
                 r->fired++;
-                v->delay_ns += r->delay_ns;
+                v->delay_ns += d;
+            }
+            break;
+        case FAULT_DUPLICATE:
+            /* the draw happens either way; one extra copy at most */
+            if (prng_double(&st->prng) < r->p && !v->duplicates) {
+                r->fired++;
+                v->duplicates = 1;
+            }
+            break;
+        case FAULT_REORDER:
+            if (prng_double(&st->prng) < r->p) {
+                r->fired++;
+                v->reorder_ns += r->delay_ns;
             }
             break;
         }
         if (v->outcome != FAULT_PASS) {
             /* A dropped copy goes no further; later rules never see it. */
             g_clear_pointer(&v->corrupted, g_free);
-            v->delay_ns = 0;
+            *v = (FaultVerdict){ .outcome = v->outcome };
             return;
         }
     }
 }
 
-FaultRule *fault_rules_find_down(FaultRules *rs, unsigned from, unsigned to)
+FaultRule *fault_rules_find_down(FaultRules *rs, unsigned from, unsigned to,
+                                 uint64_t now_ns)
 {
     for (unsigned i = 0; i < rs->rules->len; i++) {
         FaultRule *r = rs->rules->pdata[i];
 
-        if (r->action == FAULT_DOWN && fault_link_matches(&r->link, from, to)) {
+        if (r->action == FAULT_DOWN && fault_rule_active(r, now_ns) &&
+            fault_link_matches(&r->link, from, to)) {
             return r;
         }
     }

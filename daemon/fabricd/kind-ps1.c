@@ -22,7 +22,42 @@ typedef struct Ps1Kind {
     Ps1Config cfg;
     Ps1Net *net;
     DelayLine *wake;        /* due times of packets on delayed links */
+    DelayLine *down_end;    /* Ps1DownEnd: scheduled down rules ending */
+    GHashTable *down_ends;  /* their until_ns, one wake per distinct end */
 } Ps1Kind;
+
+/* The end of a `down ... until=` window that holds packets. */
+typedef struct Ps1DownEnd {
+    Ps1Kind *k;
+    uint64_t until_ns;
+} Ps1DownEnd;
+
+static void ps1_down_end_fire(gpointer item, gpointer opaque)
+{
+    Ps1DownEnd *e = item;
+    Ps1Kind *k = e->k;
+
+    g_hash_table_remove(k->down_ends, &e->until_ns);
+    g_free(e);
+    /* the rule is over: packets held at its links go on */
+    ps1net_kick(k->net, fabric_time_ns(k->f));
+}
+
+/* Retry held packets once `down` ends (rule time `now` is before that). */
+static void wake_at_down_end(Ps1Kind *k, const FaultRule *down, uint64_t now)
+{
+    Ps1DownEnd *e;
+
+    if (down->until_ns == FAULT_FOREVER ||
+        g_hash_table_contains(k->down_ends, &down->until_ns)) {
+        return;
+    }
+    e = g_new(Ps1DownEnd, 1);
+    e->k = k;
+    e->until_ns = down->until_ns;
+    g_hash_table_add(k->down_ends, &e->until_ns);
+    delay_line_add(k->down_end, fabric_now_ns() + (down->until_ns - now), e);
+}
 
 static bool ps1_emit(void *opaque, const Ps1Emit *e)
 {
@@ -63,11 +98,15 @@ static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
     Ps1Kind *k = opaque;
     Fabric *f = k->f;
     Link *link = fabric_link(f, from, to);
-    FaultRule *down = fault_rules_find_down(f->rules, from, to);
+    uint64_t now = fabric_rule_time_ns(f);
+    FaultRule *down = fault_rules_find_down(f->rules, from, to, now);
     FaultVerdict v;
 
     /* a down link carries nothing: the packet waits for `link up` */
     if (link->admin_down || down) {
+        if (down) {
+            wake_at_down_end(k, down, now);
+        }
         if (!retry) {
             link->c.down++;
             if (down) {
@@ -77,7 +116,8 @@ static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
         }
         return PS1_CROSS_HOLD;
     }
-    fault_rules_eval(f->rules, from, to, payload, len, 0, &v);
+    /* duplicate and reorder rules are refused (ps1_check_fault) */
+    fault_rules_eval(f->rules, from, to, now, payload, len, 0, &v);
     if (v.outcome != FAULT_PASS) {
         link->c.dropped++;
         return PS1_CROSS_DROP;
@@ -139,6 +179,8 @@ static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
     k->f = f;
     k->net = ps1net_new(&k->cfg, &ps1_ops, k);
     k->wake = delay_line_new(ps1_wake, ps1_wake_free, k);
+    k->down_end = delay_line_new(ps1_down_end_fire, g_free, k);
+    k->down_ends = g_hash_table_new(g_int64_hash, g_int64_equal);
     return k;
 }
 
@@ -147,6 +189,8 @@ static void ps1_state_free(void *state)
     Ps1Kind *k = state;
 
     delay_line_free(k->wake);
+    delay_line_free(k->down_end);
+    g_hash_table_destroy(k->down_ends);
     ps1net_free(k->net);
     g_free(k);
 }
@@ -235,6 +279,23 @@ static uint64_t ps1_lookahead_ns(void *state)
     return k->cfg.hop_ns;
 }
 
+/*
+ * The network never duplicates a packet, and each cable's packets move in
+ * order through FIFOs; the boards' credits count on both.
+ */
+static bool ps1_check_fault(const FaultRule *r, GError **err)
+{
+    if (r->action == FAULT_DUPLICATE || r->action == FAULT_REORDER) {
+        g_set_error(err, FAULT_ERROR, 0, "ps1 does not %s packets: its "
+                    "network never duplicates one and keeps each cable's "
+                    "packets in order (use drop, drop ge, corrupt, delay or "
+                    "down)", r->action == FAULT_DUPLICATE ? "duplicate"
+                                                          : "reorder");
+        return false;
+    }
+    return true;
+}
+
 const FabricKind fabric_kind_ps1 = {
     .name = "ps1",
     .id = FABRIC_KIND_PS1,
@@ -256,4 +317,5 @@ const FabricKind fabric_kind_ps1 = {
     .report = ps1_report,
     .config_changed = ps1_config_changed,
     .lookahead_ns = ps1_lookahead_ns,
+    .check_fault = ps1_check_fault,
 };

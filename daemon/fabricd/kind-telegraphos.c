@@ -12,8 +12,9 @@
  * wait for a node, fabricd stops reading the ports that sent to it, and the
  * node itself (whatever it sends makes replies to it), and reads them again
  * once that queue is below TGR_RESUME_BELOW.  A port stops after the frame
- * that paused it, so each sender adds at most one frame past the mark: the
- * queue stays below tgr_out_limit(), and a peer past even that is cut off.
+ * that paused it, so each sender adds at most one frame (and a duplicate
+ * rule's copy of it) past the mark: the queue stays below tgr_out_limit(),
+ * and a peer past even that is cut off.
  * The paused devices then fill their own transmit queues and stall their
  * vCPUs, like a stalled bus write on the real board.
  *
@@ -36,13 +37,14 @@
 
 /*
  * A port's hard bound, in cost: the pause mark, then one frame from each
- * node (a port stops after the frame that paused it), each frame charged
- * its bookkeeping.  Back-pressure keeps every port below it; a port that
- * still reaches it is cut off (counted as an overflow), never dropped from.
+ * node (a port stops after the frame that paused it) and its duplicate (a
+ * duplicate rule makes at most one), each frame charged its bookkeeping.
+ * Back-pressure keeps every port below it; a port that still reaches it
+ * is cut off (counted as an overflow), never dropped from.
  */
 static size_t tgr_out_limit(unsigned nodes)
 {
-    size_t bytes = TGR_PAUSE_ABOVE + (size_t)nodes * TGR_FRAME_MAX;
+    size_t bytes = TGR_PAUSE_ABOVE + (size_t)nodes * 2 * TGR_FRAME_MAX;
     size_t frames = bytes / TGR_FRAME_MIN + 1;
 
     return bytes + frames * FABRIC_FRAME_COST;

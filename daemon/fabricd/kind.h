@@ -33,6 +33,7 @@ typedef struct FrameSpan {
 #define FABRIC_PREFIX_MAX 8
 
 typedef struct Fabric Fabric;
+typedef struct FaultRule FaultRule;
 
 /* What a kind did with a frame it handles itself (FabricKind.ingress). */
 typedef enum IngressStatus {
@@ -120,6 +121,11 @@ typedef struct FabricKind {
     void (*report)(void *state, GString *out, bool counters);
     /* Optional: links went up or down, or fault rules changed. */
     void (*config_changed)(void *state);
+    /*
+     * Optional: refuse (false, with err) a fault rule the kind cannot
+     * apply, at `fault add`, `fault load` and --faults.
+     */
+    bool (*check_fault)(const FaultRule *r, GError **err);
     /*
      * Optional: bytes queued for `port` were written to its peer (its
      * Port.out_bytes shrank).  Kinds with back-pressure resume senders here.

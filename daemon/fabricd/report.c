@@ -23,9 +23,11 @@ static void append_link_counters(const LinkCounters *c, GString *out)
 {
     g_string_append_printf(out, "frames=" U64 " bytes=" U64 " dropped=" U64
                            " down=" U64 " corrupted=" U64 " delayed=" U64
-                           " congested=" U64,
+                           " congested=" U64 " duplicated=" U64
+                           " reordered=" U64,
                            c->frames, c->bytes, c->dropped, c->down,
-                           c->corrupted, c->delayed, c->congested);
+                           c->corrupted, c->delayed, c->congested,
+                           c->duplicated, c->reordered);
 }
 
 static bool link_is_interesting(const Link *l)

@@ -411,7 +411,8 @@ static const char *random_link(Fuzz *fz)
 {
     static const char *const links[] = {
         "0>1", "1>0", "1-2", "0-2", "*", "*>2", "0>*", "*-1", "node1-node0",
-        "2>2", "5>1", "x", "", "0>", ">1", "*>*", "0>1>2",
+        "2>2", "5>1", "x", "", "0>", ">1", "*>*", "0>1>2", "2|0,1",
+        "0>|1,2", "0|*", "1|1", "|", "0,0|1", "1,2>|*",
     };
 
     return links[rnd(fz, G_N_ELEMENTS(links))];
@@ -421,7 +422,7 @@ static char *random_rule(Fuzz *fz)
 {
     const char *link = random_link(fz);
 
-    switch (rnd(fz, 7)) {
+    switch (rnd(fz, 12)) {
     case 0:
         return g_strdup_printf("%s drop p=0.%02u", link, (unsigned)rnd(fz, 100));
     case 1:
@@ -436,6 +437,22 @@ static char *random_rule(Fuzz *fz)
         return g_strdup_printf("%s delay ms=%u", link, (unsigned)rnd(fz, 20));
     case 5:
         return g_strdup_printf("%s down", link);
+    case 6:
+        return g_strdup_printf("%s drop ge p=0.%u r=0.%u h=0.%u", link,
+                               (unsigned)rnd(fz, 10), (unsigned)rnd(fz, 10),
+                               (unsigned)rnd(fz, 10));
+    case 7:
+        return g_strdup_printf("%s duplicate p=0.%u", link,
+                               (unsigned)rnd(fz, 10));
+    case 8:
+        return g_strdup_printf("%s reorder p=0.%u us=%u", link,
+                               (unsigned)rnd(fz, 10), (unsigned)rnd(fz, 5000));
+    case 9:
+        return g_strdup_printf("%s delay ms=%u jitter=%uus", link,
+                               (unsigned)rnd(fz, 20), (unsigned)rnd(fz, 3000));
+    case 10:
+        return g_strdup_printf("%s down at=%ums for=%ums", link,
+                               (unsigned)rnd(fz, 3000), (unsigned)rnd(fz, 500));
     }
     return g_strdup_printf("%s %s p=%s", link,
                            chance(fz, 50) ? "drop" : "frobnicate",

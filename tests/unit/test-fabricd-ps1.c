@@ -527,6 +527,40 @@ static void test_link_faults(Fixture *fx, gconstpointer unused)
     expect_data(fx->port[1], 0, 1, 4, 0x42, &f);
     expect_credit(fx->port[0]);
 
+    /* a down rule with an end: packets wait for it, then go on by
+     * themselves (no command wakes them) */
+    g_autofree char *t = ctl(fx, "time");
+    guint64 now = g_ascii_strtoull(t + 5, NULL, 10);
+    g_autofree char *rule = g_strdup_printf(
+        "fault add 1|0,2 down until=%" G_GUINT64_FORMAT "ns",
+        now + 300000000);
+
+    ctl_ok(fx, rule);
+    start = g_get_monotonic_time();
+    send_data(fx->port[0], 1, 4, 0x4a);
+    wait_counter(fx, "link 0>1", "down", 3);
+    expect_data(fx->port[1], 0, 1, 4, 0x4a, &f);
+    g_assert_cmpint(g_get_monotonic_time() - start, >=, 250000);
+    expect_credit(fx->port[0]);
+    ctl_ok(fx, "fault clear");
+
+    /* ps1 never duplicates or reorders: such rules are refused */
+    ctl_err(fx, "fault add 0>1 duplicate p=0.5",
+            "ps1 does not duplicate packets: its network never duplicates "
+            "one and keeps each cable's packets in order");
+    ctl_err(fx, "fault add * reorder p=1 us=5", "ps1 does not reorder");
+    g_autofree char *file = g_build_filename(fx->dir, "dup.faults", NULL);
+    g_autofree char *load = g_strdup_printf("fault load %s", file);
+    g_autofree char *want = g_strdup_printf("%s:2: ps1 does not duplicate",
+                                            file);
+
+    g_assert_true(g_file_set_contents(file, "0>1 drop ge p=0.1 r=0.5\n"
+                                      "* duplicate p=0.1\n", -1, NULL));
+    ctl_err(fx, load, want);
+    g_autofree char *none = ctl(fx, "fault list");
+
+    g_assert_cmpstr(none, ==, "");
+
     /* corrupt on 1>2: flagged, and the board's CRC check fails */
     ctl_ok(fx, "fault add 1>2 corrupt p=1 offsets=40");
     send_data(fx->port[0], 2, 4, 0x43);

@@ -261,7 +261,7 @@ static void test_banner_and_status(void)
     g_assert_nonnull(strstr(all, "link 2>2 state=up frames=0"));
     g_assert_nonnull(strstr(all, "telegraphos hop_ns=250 link_mbps=100 "
                                  "pause_above=1048576 resume_below=262144 "
-                                 "port_limit=5911586 groups=0\n"));
+                                 "port_limit=5980836 groups=0\n"));
     g_assert_nonnull(strstr(all, "node 1 linked=0 paused=0 frames=0 bytes=0 "
                                  "held_bytes=0 pauses=0 mcast=0 "
                                  "mcast_copies=0 unreachable=0 nacks=0 "

@@ -59,7 +59,7 @@ static void test_banner_and_sockets(void)
 
     g_assert_nonnull(strstr(all, "link 0>1 state=up frames=0 bytes=0 "
                             "dropped=0 down=0 corrupted=0 delayed=0 "
-                            "congested=0\n"));
+                            "congested=0 duplicated=0 reordered=0\n"));
     g_assert_nonnull(strstr(all, "link 2>1 state=up"));
     g_assert_null(strstr(all, "link 1>1"));
     fixture_teardown(&fx, NULL);
@@ -193,6 +193,9 @@ static void test_control_robustness(Fixture *fx, gconstpointer unused)
     ctl_err(fx, "capture start", "needs a file");
     ctl_err(fx, "capture start /nonexistent-dir/x.pcapng", "cannot create");
     ctl_err(fx, "seed 5", "takes no argument");
+    ctl_err(fx, "time 5", "takes no argument");
+    ctl_err(fx, "fault add 2|2 down", "on both sides");
+    ctl_err(fx, "fault frob", "expected add, load, del, list or clear");
 
     /* long lines arriving in one piece: exactly one ERR each, and the
      * connection stays in step (the next answer is the seed's) */
@@ -385,6 +388,21 @@ static void test_link_down(Fixture *fx, gconstpointer unused)
     g_autofree char *none = ctl(fx, "counters");
 
     g_assert_null(strstr(none, "state=down"));
+
+    /* a partition: node 2 from nodes 0 and 1, both ways */
+    ctl_ok(fx, "link down 2|0,1");
+    g_autofree char *cut = ctl(fx, "counters");
+
+    g_assert_nonnull(strstr(cut, "link 0>2 state=down"));
+    g_assert_nonnull(strstr(cut, "link 2>0 state=down"));
+    g_assert_nonnull(strstr(cut, "link 1>2 state=down"));
+    g_assert_nonnull(strstr(cut, "link 2>1 state=down"));
+    g_assert_nonnull(strstr(cut, "link 0>1 state=up"));
+    g_assert_nonnull(strstr(cut, "link 1>0 state=up"));
+    ctl_ok(fx, "link up 0,1|2");
+    g_autofree char *healed = ctl(fx, "counters");
+
+    g_assert_null(strstr(healed, "state=down"));
 }
 
 static void test_delay_and_corrupt(Fixture *fx, gconstpointer unused)
@@ -425,6 +443,151 @@ static void test_delay_and_corrupt(Fixture *fx, gconstpointer unused)
     g_assert_cmpmem(got.data, got.len, b.data, b.len);
     wait_counter(fx, "link 0>1", "corrupted", 1);
     wait_counter(fx, "link 0>2", "corrupted", 0);
+}
+
+/* duplicate and reorder rules on the core's path, as the peers see them */
+static void test_duplicate_and_reorder(Fixture *fx, gconstpointer unused)
+{
+    Frame a = make_frame(mac[1], mac[0], 60, 70);
+    Frame b = make_frame(mac[1], mac[0], 61, 71);
+    Frame c = make_frame(mac[1], mac[0], 62, 72);
+    gint64 start;
+
+    connect_all(fx);
+    learn_all(fx);
+
+    /* a duplicated copy arrives twice, one right after the other */
+    ctl_ok(fx, "fault add 0>1 duplicate p=1");
+    send_frame(fx->port[0], &a);
+    expect_frame(fx->port[1], &a);
+    expect_frame(fx->port[1], &a);
+    wait_counter(fx, "link 0>1", "duplicated", 1);
+    expect_nothing(fx->port[1]);
+    wait_counter(fx, "link 0>1", "frames", 3);      /* learn_all's + 2 */
+    g_autofree char *status = ctl(fx, "status");
+
+    g_assert_nonnull(strstr(status, " duplicated=1 reordered=0"));
+
+    /* with a delay too: both wait, each pair stays together and in order */
+    ctl_ok(fx, "fault add 0>1 delay ms=100");
+    start = g_get_monotonic_time();
+    send_frame(fx->port[0], &b);
+    send_frame(fx->port[0], &c);
+    expect_frame(fx->port[1], &b);
+    g_assert_cmpint(g_get_monotonic_time() - start, >=, 100000);
+    expect_frame(fx->port[1], &b);
+    expect_frame(fx->port[1], &c);
+    expect_frame(fx->port[1], &c);
+    wait_counter(fx, "link 0>1", "duplicated", 3);
+    wait_counter(fx, "link 0>1", "delayed", 2);
+    expect_nothing(fx->port[1]);
+    ctl_ok(fx, "fault clear");
+
+    /* a reordered copy is held 300 ms, and the next one passes it */
+    ctl_ok(fx, "fault add 0>1 reorder p=1 ms=300");
+    start = g_get_monotonic_time();
+    send_frame(fx->port[0], &b);
+    wait_counter(fx, "link 0>1", "reordered", 1);
+    ctl_ok(fx, "fault clear");
+    send_frame(fx->port[0], &c);
+    expect_frame(fx->port[1], &c);
+    g_assert_cmpint(g_get_monotonic_time() - start, <, 300000);
+    expect_frame(fx->port[1], &b);
+    g_assert_cmpint(g_get_monotonic_time() - start, >=, 300000);
+    wait_counter(fx, "link 0>1", "reordered", 1);
+    wait_counter(fx, "link 0>1", "frames", 9);
+    wait_counter(fx, "link 0>1", "congested", 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    g_autoptr(GError) err = NULL;
+
+    g_assert_true(g_file_set_contents(path, text, -1, &err));
+    g_assert_no_error(err);
+}
+
+/* --faults FILE at start, `fault load FILE`, and their errors */
+static void test_fault_files(void)
+{
+    Fixture fx;
+    g_autofree char *cwd = g_get_current_dir();
+    g_autofree char *ctl_bin = g_build_filename(cwd, FABRICCTL, NULL);
+    g_autofree char *good = NULL, *bad = NULL, *list = NULL, *cmd = NULL;
+    const char *extra[] = { "--faults", NULL, NULL };
+    char *out = NULL, *err = NULL;
+
+    fixture_init(&fx);
+    good = path_in(&fx, "good.faults");
+    bad = path_in(&fx, "bad.faults");
+    write_file(good, "# a partition, then bursty loss\n"
+                     "\n"
+                     "2|0,1 down at=1000s for=500ms\n"
+                     "0>1 drop ge p=0.01 r=0.25   # bursts of 4\n");
+    write_file(bad, "0>1 drop p=0.1\n"
+                    "# fine so far\n"
+                    "0>1 drop p=2\n");
+
+    /* a bad file: exit 2, the file and line named, nothing created */
+    {
+        g_autofree char *sub = path_in(&fx, "never");
+        const char *argv[] = { FABRICD, "--kind", "eth", "--nodes", "3",
+                               "--dir", sub, "--faults", bad, NULL };
+        g_autofree char *want = g_strdup_printf(
+            "%s:3: p=2 is out of range (a probability is between 0 and 1)",
+            bad);
+
+        expect_refused(argv, want);
+        argv[8] = "/nonexistent/f";
+        expect_refused(argv, "cannot read fault file /nonexistent/f: "
+                       "No such file or directory");
+        g_assert_false(g_file_test(sub, G_FILE_TEST_EXISTS));
+    }
+
+    extra[1] = good;
+    g_free(start_fabricd(&fx, extra));
+    list = ctl(&fx, "fault list");
+    g_assert_cmpstr(list, ==,
+                    "1 0,1|2 down at=1000s until=1000500ms matched=0 fired=0\n"
+                    "2 0>1 drop ge p=0.01 r=0.25 matched=0 fired=0\n");
+
+    /* fault load: all rules or none */
+    cmd = g_strdup_printf("fault load %s", bad);
+    g_autofree char *want = g_strdup_printf("%s:3: p=2 is out of range", bad);
+
+    ctl_err(&fx, cmd, want);
+    ctl_err(&fx, "fault load", "fault load needs a file name");
+    ctl_err(&fx, "fault load /nonexistent/f", "cannot read fault file");
+    ctl_err(&fx, "fault load /", "is not a regular file");
+    write_file(bad, "0>1 duplicate p=0.5\n0>1 reorder p=0.5 us=10 at=1s\n");
+    g_autofree char *answer = ctl(&fx, cmd);
+
+    g_assert_cmpstr(answer, ==, "rule 3\nrule 4\n");
+    g_free(list);
+    list = ctl(&fx, "fault list");
+    g_assert_nonnull(strstr(list, "\n4 0>1 reorder p=0.5 ns=10000 at=1s "));
+
+    /* fabricctl sends a relative file as its own absolute path */
+    write_file(bad, "* delay us=5 jitter=1us\n");
+    {
+        const char *argv[] = { ctl_bin, "-d", fx.dir, "fault", "load",
+                               "bad.faults", NULL };
+
+        g_assert_cmpint(run(argv, fx.dir, &out, &err), ==, 0);
+        g_assert_cmpstr(out, ==, "rule 5\n");
+        g_assert_cmpstr(err, ==, "");
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&err, g_free);
+    }
+    /* the time rules see: since fabricd started, a few ms here */
+    g_autofree char *t = ctl(&fx, "time");
+    guint64 ns = g_ascii_strtoull(t + 5, NULL, 10);
+
+    g_assert_true(g_str_has_prefix(t, "time "));
+    g_assert_true(g_str_has_suffix(t, "ns\n"));
+    g_assert_cmpuint(ns, >, 0);
+    g_assert_cmpuint(ns, <, 60ull * 1000000000);
+    fixture_teardown(&fx, NULL);
 }
 
 static void test_congestion(Fixture *fx, gconstpointer unused)
@@ -733,6 +896,8 @@ int main(int argc, char **argv)
     ADD("fault-drop", test_fault_drop);
     ADD("link-down", test_link_down);
     ADD("delay-and-corrupt", test_delay_and_corrupt);
+    ADD("duplicate-and-reorder", test_duplicate_and_reorder);
+    g_test_add_func("/fabricd/fault-files", test_fault_files);
     ADD("congestion", test_congestion);
     ADD("capture", test_capture);
     ADD("fabricctl", test_fabricctl);
