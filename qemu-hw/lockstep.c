@@ -33,11 +33,18 @@ typedef struct LockstepClock {
 
 static LockstepClock clk;
 
-/* When can this node next act on its own: now if a vCPU can run. */
+/*
+ * When can this node next send: now if a vCPU can run, else at its next
+ * timer.  With several lock-step links a frame from one fabric can wake
+ * the node and make it send on another, so no later than the least grant:
+ * no fabric knows what the others will deliver.
+ */
 static uint64_t lockstep_next_event(int64_t now)
 {
+    uint64_t next = FABRIC_SYNC_IDLE_NONE;
     CPUState *cpu;
     int64_t d;
+    guint i;
 
     CPU_FOREACH(cpu) {
         if (!cpu->halted || cpu_has_work(cpu)) {
@@ -46,7 +53,17 @@ static uint64_t lockstep_next_event(int64_t now)
     }
     d = qemu_clock_deadline_ns_all(QEMU_CLOCK_VIRTUAL,
                                    ~LOCKSTEP_TIMER_ATTR_GRANT);
-    return d < 0 ? FABRIC_SYNC_IDLE_NONE : (uint64_t)(now + d);
+    if (d >= 0) {
+        next = now + d;
+    }
+    for (i = 0; clk.links->len > 1 && i < clk.links->len; i++) {
+        FabricLink *l = g_ptr_array_index(clk.links, i);
+
+        if (l->connected && l->granted >= 0) {
+            next = MIN(next, (uint64_t)l->granted);
+        }
+    }
+    return MAX(next, (uint64_t)now);
 }
 
 /*

@@ -4,6 +4,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,15 +94,50 @@ void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
     }
 }
 
+/*
+ * A lock-step trace names each copy's link and virtual send time, and a
+ * fault's verdict: "node0>node1 send=1200", "... dropped rule=3", "... down"
+ * (docs/lockstep.md, "Traces").
+ */
+static void capture_record(Fabric *f, unsigned from, unsigned to,
+                           const uint8_t *data, size_t len, bool corrupted,
+                           const char *verdict)
+{
+    char comment[96];
+
+    if (f->lockstep && len >= FABRIC_HDR_LEN) {
+        g_snprintf(comment, sizeof(comment), "node%u>node%u send=%" PRIu64
+                   "%s%s", from, to, fabric_get_le64(data + 16),
+                   verdict ? " " : "", verdict ? verdict : "");
+    } else {
+        g_snprintf(comment, sizeof(comment), "node%u>node%u", from, to);
+    }
+    fabric_capture_frame(f, to, data, len, corrupted, comment);
+}
+
 static void capture_copy(Fabric *f, unsigned from, unsigned to,
                          GBytes *frame, bool corrupted)
 {
-    char comment[32];
     size_t len;
     const uint8_t *data = g_bytes_get_data(frame, &len);
 
-    g_snprintf(comment, sizeof(comment), "node%u>node%u", from, to);
-    fabric_capture_frame(f, to, data, len, corrupted, comment);
+    capture_record(f, from, to, data, len, corrupted, NULL);
+}
+
+void fabric_trace_fault(Fabric *f, unsigned from, unsigned to,
+                        const uint8_t *frame, size_t len, unsigned rule)
+{
+    char verdict[32];
+
+    if (!f->capture || !f->lockstep) {
+        return;
+    }
+    if (rule) {
+        g_snprintf(verdict, sizeof(verdict), "dropped rule=%u", rule);
+    } else {
+        g_strlcpy(verdict, "down", sizeof(verdict));
+    }
+    capture_record(f, from, to, frame, len, false, verdict);
 }
 
 void fabric_config_changed(Fabric *f)
@@ -254,6 +290,7 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
 
     if (link->admin_down) {
         link->c.down++;
+        fabric_trace_fault(f, from, to, data, len, 0);
         return;
     }
     fault_rules_eval(f->rules, from, to, fabric_rule_time_ns(f), data, len,
@@ -261,9 +298,11 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     switch (v.outcome) {
     case FAULT_DROPPED:
         link->c.dropped++;
+        fabric_trace_fault(f, from, to, data, len, v.rule);
         return;
     case FAULT_DOWNED:
         link->c.down++;
+        fabric_trace_fault(f, from, to, data, len, 0);
         return;
     case FAULT_PASS:
         break;

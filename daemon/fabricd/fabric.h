@@ -163,6 +163,13 @@ unsigned fabric_port_flush(Fabric *f, unsigned port);
 void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
                           size_t len, bool corrupted, const char *comment);
 
+/*
+ * Lock-step with a capture: record a copy a fault dropped (rule: its id;
+ * 0: a down link) in the trace.  Nothing otherwise.
+ */
+void fabric_trace_fault(Fabric *f, unsigned from, unsigned to,
+                        const uint8_t *frame, size_t len, unsigned rule);
+
 /* Links or fault rules changed: tell the kind (ps1 retries held packets). */
 void fabric_config_changed(Fabric *f);
 

@@ -253,7 +253,7 @@ void fault_rules_eval(FaultRules *rs, unsigned from, unsigned to,
         if (v->outcome != FAULT_PASS) {
             /* A dropped copy goes no further; later rules never see it. */
             g_clear_pointer(&v->corrupted, g_free);
-            *v = (FaultVerdict){ .outcome = v->outcome };
+            *v = (FaultVerdict){ .outcome = v->outcome, .rule = r->id };
             return;
         }
     }

@@ -128,6 +128,7 @@ typedef struct FaultVerdict {
     uint64_t reorder_ns;    /* then this much longer, which later copies
                                on the link may overtake */
     unsigned duplicates;    /* extra identical copies to deliver: 0 or 1 */
+    unsigned rule;          /* DROPPED or DOWNED: the id of the rule */
 } FaultVerdict;
 
 typedef struct FaultRules FaultRules;

@@ -91,6 +91,26 @@ static bool ps1_emit(void *opaque, const Ps1Emit *e)
     return true;
 }
 
+/* The trace shows a dropped packet as the DATA frame it was. */
+static void ps1_trace_drop(Fabric *f, unsigned from, unsigned to,
+                           uint64_t now, const uint8_t *payload, size_t len,
+                           unsigned rule)
+{
+    FabricHdr h = {
+        .kind = FABRIC_KIND_PS1, .type = FABRIC_TYPE_DATA, .src = from,
+        .dst = to, .len = len, .send_time_ns = now, .deliver_time_ns = now,
+    };
+    g_autofree uint8_t *frame = NULL;
+
+    if (!f->capture || !f->lockstep) {
+        return;
+    }
+    frame = g_malloc(FABRIC_HDR_LEN + len);
+    fabric_hdr_encode(&h, frame);
+    memcpy(frame + FABRIC_HDR_LEN, payload, len);
+    fabric_trace_fault(f, from, to, frame, FABRIC_HDR_LEN + len, rule);
+}
+
 static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
                           uint8_t *payload, size_t len, bool retry,
                           bool *corrupted, uint64_t *delay_ns)
@@ -120,6 +140,7 @@ static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
     fault_rules_eval(f->rules, from, to, now, payload, len, 0, &v);
     if (v.outcome != FAULT_PASS) {
         link->c.dropped++;
+        ps1_trace_drop(f, from, to, now, payload, len, v.rule);
         return PS1_CROSS_DROP;
     }
     if (v.corrupted) {
