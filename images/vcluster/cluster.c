@@ -110,6 +110,7 @@ Cluster *cluster_new(const char *name)
     c->state = g_key_file_new();
     c->mem_mb = VC_DEFAULT_MEM_MB;
     c->icount_shift = -1;
+    c->quantum_ns = -1;
     return c;
 }
 
@@ -124,6 +125,9 @@ void cluster_free(Cluster *c)
     g_free(c->topology);
     g_free(c->myri_topology);
     g_strfreev(c->fabrics);
+    g_free(c->seed);
+    g_free(c->faults);
+    g_free(c->run_dir);
     g_key_file_free(c->state);
     g_free(c);
 }
@@ -147,6 +151,16 @@ gboolean cluster_save(Cluster *c, GError **err)
                                (const char *const *)c->fabrics,
                                g_strv_length(c->fabrics));
     g_key_file_set_integer(k, "cluster", "icount_shift", c->icount_shift);
+    g_key_file_set_int64(k, "cluster", "quantum_ns", c->quantum_ns);
+    if (c->seed) {
+        g_key_file_set_string(k, "cluster", "seed", c->seed);
+    }
+    if (c->faults) {
+        g_key_file_set_string(k, "cluster", "faults", c->faults);
+    }
+    if (c->run_dir) {
+        g_key_file_set_string(k, "cluster", "run_dir", c->run_dir);
+    }
     g_autofree char *path = g_build_filename(c->dir, STATE_FILE, NULL);
     return g_key_file_save_to_file(k, path, err);
 }
@@ -178,6 +192,11 @@ Cluster *cluster_load(const char *name, GError **err)
                                             NULL);
     c->icount_shift = g_key_file_has_key(k, "cluster", "icount_shift", NULL)
         ? g_key_file_get_integer(k, "cluster", "icount_shift", NULL) : -1;
+    c->quantum_ns = g_key_file_has_key(k, "cluster", "quantum_ns", NULL)
+        ? g_key_file_get_int64(k, "cluster", "quantum_ns", NULL) : -1;
+    c->seed = g_key_file_get_string(k, "cluster", "seed", NULL);
+    c->faults = g_key_file_get_string(k, "cluster", "faults", NULL);
+    c->run_dir = g_key_file_get_string(k, "cluster", "run_dir", NULL);
     if (!c->fabrics) {
         c->fabrics = g_new0(char *, 1);
     }

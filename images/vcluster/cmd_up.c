@@ -34,7 +34,7 @@ void rm_rf(const char *path)
 }
 
 /* Stop every node and fabric this cluster may have, then drop its run dir. */
-static void teardown(Cluster *c)
+void cluster_teardown(Cluster *c)
 {
     for (int i = 0; i < c->nodes; i++) {
         if (c->mode == VC_MODE_LIBVIRT) {
@@ -194,16 +194,26 @@ static void up_topology_error(const char *kind, const char *myri_topology,
 }
 
 /* Lock-step's options, said as `up`'s; fills the default shift. */
-static gboolean lockstep_options_check(gboolean lockstep, int *icount_shift,
-                                       const char *accel, char **kinds,
-                                       gboolean use_libvirt)
+static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift,
+                                       char **kinds)
 {
+    gboolean lockstep = o->lockstep, use_libvirt = o->use_libvirt;
+    const char *accel = o->accel;
+
     if (!lockstep) {
-        if (*icount_shift != -1) {
-            g_printerr("vcluster up: --icount-shift needs --lockstep\n");
+        if (*icount_shift != -1 || o->quantum_ns != -1) {
+            g_printerr("vcluster up: --%s needs --lockstep\n",
+                       *icount_shift != -1 ? "icount-shift"
+                                           : "lockstep-quantum");
             return FALSE;
         }
         return TRUE;
+    }
+    if (o->quantum_ns < -1 || o->quantum_ns > VC_LOCKSTEP_QUANTUM_MAX_NS) {
+        g_printerr("vcluster up: --lockstep-quantum %" G_GINT64_FORMAT
+                   ": use 0 to %lld ns\n", o->quantum_ns,
+                   (long long)VC_LOCKSTEP_QUANTUM_MAX_NS);
+        return FALSE;
     }
     if (*icount_shift == -1) {
         *icount_shift = VC_ICOUNT_SHIFT_DEFAULT;
@@ -234,82 +244,137 @@ static gboolean lockstep_options_check(gboolean lockstep, int *icount_shift,
     return TRUE;
 }
 
-int cmd_up(int argc, char **argv)
+/* `up`'s and `run`'s options shared by both: what a cluster is made of. */
+void up_option_entries(UpOptions *o, GOptionContext *ctx)
 {
-    int nodes = 3, mem = VC_DEFAULT_MEM_MB, timeout = VC_BOOT_TIMEOUT_S;
-    g_autofree char *fabric = NULL, *accel = NULL, *name = NULL;
-    g_autofree char *topology = NULL, *myri_topology = NULL;
-    gboolean use_libvirt = FALSE, lockstep = FALSE;
-    int icount_shift = -1;
     GOptionEntry entries[] = {
-        { "nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "number of VMs (1-64)",
-          "N" },
-        { "fabric", 0, 0, G_OPTION_ARG_STRING, &fabric,
+        { "nodes", 'n', 0, G_OPTION_ARG_INT, &o->nodes,
+          "number of VMs (1-64)", "N" },
+        { "fabric", 0, 0, G_OPTION_ARG_STRING, &o->fabric,
           "fabric kinds, comma separated: eth, ps1, myrinet, telegraphos "
           "(default eth)", "KINDS" },
-        { "topology", 0, 0, G_OPTION_ARG_STRING, &topology,
+        { "topology", 0, 0, G_OPTION_ARG_STRING, &o->topology,
           "ps1 fabric: ring (default) or torus:WxH", "TOPO" },
-        { "myrinet-topology", 0, 0, G_OPTION_ARG_FILENAME, &myri_topology,
+        { "myrinet-topology", 0, 0, G_OPTION_ARG_FILENAME, &o->myri_topology,
           "myrinet fabric: switch file (default: one 16-port switch)",
           "FILE" },
-        { "mem", 0, 0, G_OPTION_ARG_INT, &mem, "memory per VM in MiB", "MB" },
-        { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
+        { "mem", 0, 0, G_OPTION_ARG_INT, &o->mem, "memory per VM in MiB",
+          "MB" },
+        { "accel", 0, 0, G_OPTION_ARG_STRING, &o->accel,
           "auto (default), tcg or kvm", "ACCEL" },
-        { "libvirt", 0, 0, G_OPTION_ARG_NONE, &use_libvirt,
+        { "libvirt", 0, 0, G_OPTION_ARG_NONE, &o->use_libvirt,
           "create libvirt domains on qemu:///system", NULL },
-        { "name", 0, 0, G_OPTION_ARG_STRING, &name,
+        { "name", 0, 0, G_OPTION_ARG_STRING, &o->name,
           "cluster name (default vc)", "NAME" },
-        { "timeout", 0, 0, G_OPTION_ARG_INT, &timeout,
+        { "timeout", 0, 0, G_OPTION_ARG_INT, &o->timeout,
           "seconds to wait for every guest agent (default 300)", "S" },
-        { "lockstep", 0, 0, G_OPTION_ARG_NONE, &lockstep,
+        { "lockstep", 0, 0, G_OPTION_ARG_NONE, &o->lockstep,
           "keep the nodes' virtual clocks in step (docs/lockstep.md)", NULL },
-        { "icount-shift", 0, 0, G_OPTION_ARG_INT, &icount_shift,
+        { "icount-shift", 0, 0, G_OPTION_ARG_INT, &o->icount_shift,
           "lock-step: 2^N ns of virtual time per instruction (default 3)",
           "N" },
+        { "lockstep-quantum", 0, 0, G_OPTION_ARG_INT64, &o->quantum_ns,
+          "lock-step: round length while the fabrics are quiet (default "
+          "1000000; 0: always one hop)", "NS" },
+        { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed,
+          "seed of every fault decision (default $VCLUSTER_SEED or random)",
+          "S" },
+        { "faults", 0, 0, G_OPTION_ARG_FILENAME, &o->faults,
+          "fault file: rules every fabric loads at start", "FILE" },
         { NULL }
     };
+
+    g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+void up_options_init(UpOptions *o)
+{
+    *o = (UpOptions){ .nodes = 3, .mem = VC_DEFAULT_MEM_MB,
+                      .timeout = VC_BOOT_TIMEOUT_S, .icount_shift = -1,
+                      .quantum_ns = -1, .wait_agents = TRUE };
+}
+
+void up_options_clear(UpOptions *o)
+{
+    g_free(o->fabric);
+    g_free(o->accel);
+    g_free(o->name);
+    g_free(o->topology);
+    g_free(o->myri_topology);
+    g_free(o->seed);
+    g_free(o->faults);
+    g_free(o->run_dir);
+    g_free(o->run_script);
+}
+
+int cmd_up(int argc, char **argv)
+{
+    UpOptions o;
     g_autoptr(GOptionContext) ctx = g_option_context_new("- boot a cluster");
     g_autoptr(GError) err = NULL;
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    int rc;
+
+    up_options_init(&o);
+    up_option_entries(&o, ctx);
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         g_printerr("vcluster up: %s (see: vcluster up --help)\n",
                    err->message);
+        up_options_clear(&o);
         return 2;
     }
     if (argc > 1) {
         g_printerr("vcluster up: unexpected argument '%s'\n", argv[1]);
+        up_options_clear(&o);
         return 2;
     }
+    rc = up_cluster(&o, "up", NULL);
+    up_options_clear(&o);
+    return rc;
+}
+
+/*
+ * Make and start the cluster `o` describes; `cmd` names the command in
+ * messages.  With o->wait_agents, wait for every guest agent; *out (if not
+ * NULL) gets the cluster, which the caller frees.  Returns the exit status.
+ */
+int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
+{
+    int nodes = o->nodes, mem = o->mem, timeout = o->timeout;
+    const char *fabric = o->fabric, *accel = o->accel, *name = o->name;
+    const char *topology = o->topology, *myri_topology = o->myri_topology;
+    gboolean use_libvirt = o->use_libvirt, lockstep = o->lockstep;
+    int icount_shift = o->icount_shift;
+    g_autoptr(GError) err = NULL;
+
     if (nodes < 1 || nodes > VC_MAX_NODES) {
-        g_printerr("vcluster up: -n %d: a cluster has 1 to %d nodes\n", nodes,
+        g_printerr("vcluster %s: -n %d: a cluster has 1 to %d nodes\n", cmd, nodes,
                    VC_MAX_NODES);
         return 2;
     }
     if (mem < 64 || mem > 16384) {
-        g_printerr("vcluster up: --mem %d: use 64 to 16384 MiB\n", mem);
+        g_printerr("vcluster %s: --mem %d: use 64 to 16384 MiB\n", cmd, mem);
         return 2;
     }
     if (accel && !g_strv_contains((const char *const[]){ "auto", "tcg", "kvm",
                                                           NULL }, accel)) {
-        g_printerr("vcluster up: bad --accel '%s': use auto, tcg or kvm\n",
+        g_printerr("vcluster %s: bad --accel '%s': use auto, tcg or kvm\n", cmd,
                    accel);
         return 2;
     }
     if (timeout < 1) {
-        g_printerr("vcluster up: --timeout must be positive\n");
+        g_printerr("vcluster %s: --timeout must be positive\n", cmd);
         return 2;
     }
     g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
-    if (!lockstep_options_check(lockstep, &icount_shift, accel, kinds,
-                                use_libvirt)) {
+    if (!lockstep_options_check(o, &icount_shift, kinds)) {
         return 2;
     }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,
                                        "myrinet");
     gboolean ps1 = g_strv_contains((const char *const *)kinds, "ps1");
     if (myri_topology && !myrinet) {
-        g_printerr("vcluster up: --myrinet-topology needs --fabric "
-                   "myrinet\n");
+        g_printerr("vcluster %s: --myrinet-topology needs --fabric "
+                   "myrinet\n", cmd);
         return 2;
     }
     /* What fabricd would refuse, refused before anything starts. */
@@ -332,18 +397,18 @@ int cmd_up(int argc, char **argv)
     if (g_strv_contains((const char *const *)kinds, "telegraphos") &&
         !telegraphos_mirror_mb(mem, VC_TGR_MAX_MIRROR_MB, &mirror_mb,
                                &err)) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         return 2;
     }
     g_autofree char *cname = g_strdup(name ? name : VC_DEFAULT_NAME);
     if (!vc_name_valid(cname, &err)) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         return 2;
     }
 
     VcPaths paths;
     if (!vc_paths_find(&paths, &err)) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         vc_paths_clear(&paths);
         return 1;
     }
@@ -352,14 +417,14 @@ int cmd_up(int argc, char **argv)
     Cluster *old = cluster_load(cname, NULL);
     if (old) {
         if (cluster_has_live_parts(old)) {
-            g_printerr("vcluster up: cluster '%s' is already up; "
-                       "run: vcluster down --name %s\n", cname, cname);
+            g_printerr("vcluster %s: cluster '%s' is already up; "
+                       "run: vcluster down --name %s\n", cmd, cname, cname);
             cluster_free(old);
             vc_paths_clear(&paths);
             return 1;
         }
         g_print("vcluster: removing stale state of cluster '%s'\n", cname);
-        teardown(old);
+        cluster_teardown(old);
         cluster_free(old);
     }
 
@@ -370,6 +435,10 @@ int cmd_up(int argc, char **argv)
     c->fabrics = g_strdupv(kinds);
     c->topology = g_strdup(topology ? topology : "ring");
     c->icount_shift = icount_shift;
+    c->quantum_ns = o->quantum_ns;
+    c->seed = g_strdup(o->seed ? o->seed : g_getenv("VCLUSTER_SEED"));
+    c->faults = g_strdup(o->faults);
+    c->run_dir = g_strdup(o->run_dir);
     g_autofree char *why = NULL;
     c->accel = lockstep ? g_strdup("tcg")
                         : accel_choose(accel ? accel : "auto", &paths, &why,
@@ -380,11 +449,11 @@ int cmd_up(int argc, char **argv)
     }
     int rc = 1;
     if (!c->accel) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         goto out;
     }
     if (use_libvirt && !libvirt_ensure_daemon(&err)) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         goto out;
     }
 
@@ -397,7 +466,7 @@ int cmd_up(int argc, char **argv)
             nodes, fabric ? fabric : "eth", c->accel, why,
             use_libvirt ? "libvirt qemu:///system" : "direct QEMU");
     if (g_mkdir_with_parents(c->dir, 0755) < 0) {
-        g_printerr("vcluster up: mkdir %s: %s\n", c->dir, g_strerror(errno));
+        g_printerr("vcluster %s: mkdir %s: %s\n", cmd, c->dir, g_strerror(errno));
         goto out;
     }
     for (int i = 0; i < nodes; i++) {
@@ -405,7 +474,7 @@ int cmd_up(int argc, char **argv)
         g_mkdir_with_parents(dir, 0755);
     }
     if (myrinet && !myrinet_prepare(c, myri_topology, &err)) {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
         goto fail;
     }
     /* Saved early, so that `down` can clean up whatever got started. */
@@ -413,7 +482,7 @@ int cmd_up(int argc, char **argv)
 
     for (int f = 0; c->fabrics[f]; f++) {
         if (!cluster_fabric_start(c, &paths, c->fabrics[f], &err)) {
-            g_printerr("vcluster up: %s\n", err->message);
+            g_printerr("vcluster %s: %s\n", cmd, err->message);
             goto fail;
         }
         cluster_save(c, NULL);
@@ -423,26 +492,33 @@ int cmd_up(int argc, char **argv)
                                   : node_start_direct(c, &paths, i, &err);
         cluster_save(c, NULL);
         if (!ok) {
-            g_printerr("vcluster up: node%d: %s\n", i, err->message);
+            g_printerr("vcluster %s: node%d: %s\n", cmd, i, err->message);
             goto fail;
         }
     }
-    const AgentWait how = { .verb = "up", .show_address = TRUE,
-                            .failure = "failed to boot" };
-    GArray *all = cluster_parse_nodes(c, "all", NULL);
-    gboolean booted = wait_for_agents(c, all, start, timeout, &how);
-    g_array_free(all, TRUE);
-    if (!booted) {
-        goto fail;
+    if (o->wait_agents) {
+        const AgentWait how = { .verb = "up", .show_address = TRUE,
+                                .failure = "failed to boot" };
+        GArray *all = cluster_parse_nodes(c, "all", NULL);
+        gboolean booted = wait_for_agents(c, all, start, timeout, &how);
+
+        g_array_free(all, TRUE);
+        if (!booted) {
+            goto fail;
+        }
+        g_print("cluster %s: %d nodes up in %.1f s (accel %s)\n", cname,
+                nodes, (g_get_monotonic_time() - start) / 1e6, c->accel);
     }
-    g_print("cluster %s: %d nodes up in %.1f s (accel %s)\n", cname, nodes,
-            (g_get_monotonic_time() - start) / 1e6, c->accel);
     rc = 0;
+    if (out) {
+        *out = c;
+        c = NULL;
+    }
     goto out;
 
 fail:
-    teardown(c);
-    g_printerr("vcluster up: cluster '%s' stopped and removed\n", cname);
+    cluster_teardown(c);
+    g_printerr("vcluster %s: cluster '%s' stopped and removed\n", cmd, cname);
 out:
     cluster_free(c);
     vc_paths_clear(&paths);
@@ -486,7 +562,7 @@ int cmd_down(int argc, char **argv)
             continue;
         }
         gint64 start = g_get_monotonic_time();
-        teardown(c);
+        cluster_teardown(c);
         g_print("cluster %s: down in %.1f s\n", c->name,
                 (g_get_monotonic_time() - start) / 1e6);
         cluster_free(c);

@@ -87,13 +87,28 @@ gboolean cluster_fabric_start(Cluster *c, const VcPaths *p,
         g_ptr_array_add(argv, "--topology");
         g_ptr_array_add(argv, c->myri_topology);
     }
+    g_autofree char *quantum = NULL, *trace = NULL;
     if (c->icount_shift >= 0) {
         g_ptr_array_add(argv, "--lockstep");
+        if (c->quantum_ns >= 0) {
+            quantum = g_strdup_printf("%" G_GINT64_FORMAT, c->quantum_ns);
+            g_ptr_array_add(argv, "--lockstep-quantum");
+            g_ptr_array_add(argv, quantum);
+        }
     }
-    const char *seed = g_getenv("VCLUSTER_SEED");
-    if (seed && *seed) {
+    if (c->seed && *c->seed) {
         g_ptr_array_add(argv, "--seed");
-        g_ptr_array_add(argv, (char *)seed);
+        g_ptr_array_add(argv, c->seed);
+    }
+    if (c->faults) {
+        g_ptr_array_add(argv, "--faults");
+        g_ptr_array_add(argv, c->faults);
+    }
+    /* `vcluster run`: every fabric's frames, from the start */
+    if (c->run_dir) {
+        trace = run_trace_path(c->run_dir, kind);
+        g_ptr_array_add(argv, "--capture");
+        g_ptr_array_add(argv, trace);
     }
     g_ptr_array_add(argv, NULL);
     pid_t pid = proc_spawn_daemon((char **)argv->pdata, log, err);

@@ -12,14 +12,20 @@ static const char usage[] =
     "     [--topology ring|torus:WxH] [--myrinet-topology FILE]\n"
     "     [--mem MB] [--accel auto|tcg|kvm]\n"
     "     [--libvirt] [--name NAME] [--timeout S]\n"
-    "                                                boot a cluster\n"
+    "     [--lockstep [--icount-shift N] [--lockstep-quantum NS]]\n"
+    "     [--seed S] [--faults FILE]                 boot a cluster\n"
+    "  run [up's options] [--out DIR] -- COMMAND...  every node runs COMMAND\n"
+    "                                                from boot; outputs,\n"
+    "                                                exit codes, traces\n"
+    "  replay RUNDIR                                 run it again, compare\n"
     "  exec [-d] [-i] [-t S] NODE|all -- CMD...      run a command on nodes\n"
     "  cp NODE:PATH LOCALPATH | LOCALPATH NODE:PATH  copy a file (- for\n"
     "                                                stdin/stdout)\n"
     "  status                                        nodes, fabric, agents\n"
     "  console NODE [--no-follow]                    follow a serial log\n"
     "  reboot [--no-wait] [-t S] NODE|all            reset nodes, await boot\n"
-    "  fault ARGS...      fault rules (fabricctl fault: add/del/list/clear)\n"
+    "  fault ARGS...      fault rules (fabricctl fault: add/del/list/clear/\n"
+    "                     load FILE)\n"
     "  link down|up LINK  take a fabric link down or up\n"
     "  capture start FILE | stop | status            pcapng capture\n"
     "  fabric ARGS...     any fabricctl command (status, counters, table)\n"
@@ -46,6 +52,10 @@ int main(int argc, char **argv)
         return cmd_up(argc, argv);
     } else if (!strcmp(cmd, "down")) {
         return cmd_down(argc, argv);
+    } else if (!strcmp(cmd, "run")) {
+        return cmd_run(argc, argv);
+    } else if (!strcmp(cmd, "replay")) {
+        return cmd_replay(argc, argv);
     } else if (!strcmp(cmd, "exec")) {
         return cmd_exec(argc, argv);
     } else if (!strcmp(cmd, "cp")) {

@@ -65,6 +65,17 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
     gboolean lockstep = c->icount_shift >= 0;
     const char *reconnect = lockstep ? "" : ",reconnect=1";
     const char *sync = lockstep ? ",lockstep=on" : "";
+    /* `vcluster run`: the command, and a second serial port for its output */
+    if (c->run_dir) {
+        g_autofree char *out = run_output_path(c->run_dir, node);
+
+        ADD("-fw_cfg");
+        ADD("name=opt/vcluster/run,file=%s/%s", c->run_dir, VC_RUN_SCRIPT);
+        ADD("-chardev");
+        ADD("file,id=vc-run,path=%s", out);
+        ADD("-device");
+        ADD("isa-serial,chardev=vc-run");
+    }
     if (lockstep) {
         ADD("-icount");
         ADD("shift=%d,sleep=off", c->icount_shift);

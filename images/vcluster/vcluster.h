@@ -16,6 +16,7 @@
 #define VC_NET_PREFIX "10.77.0"         /* node I is VC_NET_PREFIX.(I+1) */
 #define VC_ICOUNT_SHIFT_DEFAULT 3       /* lock-step: 8 ns an instruction */
 #define VC_ICOUNT_SHIFT_MAX 10
+#define VC_LOCKSTEP_QUANTUM_MAX_NS 1000000000ll
 /* lock-step: every run starts from the same guest wall clock */
 #define VC_LOCKSTEP_RTC_BASE "2026-01-01T00:00:00"
 
@@ -91,6 +92,11 @@ typedef struct {
                                    switch file, NULL for one switch */
     int icount_shift;           /* lock-step: QEMU's -icount shift (2^N ns
                                    an instruction); -1 when free-running */
+    gint64 quantum_ns;          /* lock-step: fabricd's --lockstep-quantum,
+                                   -1 for its default */
+    char *seed;                 /* every fabricd's --seed, NULL: random */
+    char *faults;               /* fault file every fabricd loads, or NULL */
+    char *run_dir;              /* `vcluster run`: its directory, or NULL */
     GKeyFile *state;
 } Cluster;
 
@@ -194,6 +200,31 @@ char *accel_choose(const char *requested, const VcPaths *p, char **why,
 /* ---- commands ---- */
 /* Remove a file, or a directory and everything in it (cmd_up.c). */
 void rm_rf(const char *path);
+/* Stop every node and fabric of `c`, then remove its run directory. */
+void cluster_teardown(Cluster *c);
+
+/* What `up` and `run` make a cluster of (cmd_up.c). */
+typedef struct UpOptions {
+    int nodes, mem, timeout;
+    char *fabric, *accel, *name, *topology, *myri_topology;
+    gboolean use_libvirt, lockstep;
+    int icount_shift;           /* -1: the default (with --lockstep) */
+    gint64 quantum_ns;          /* -1: fabricd's default */
+    char *seed, *faults;
+    char *run_dir;              /* `run`: the run directory */
+    char *run_script;           /* `run`: the command file, for fw_cfg */
+    gboolean wait_agents;       /* `up` waits for every guest agent */
+} UpOptions;
+
+void up_options_init(UpOptions *o);
+void up_option_entries(UpOptions *o, GOptionContext *ctx);
+void up_options_clear(UpOptions *o);
+int up_cluster(const UpOptions *o, const char *cmd, Cluster **out);
+
+/* `vcluster run` (cmd_run.c): the files of a run directory. */
+#define VC_RUN_SCRIPT "command.sh"
+char *run_trace_path(const char *run_dir, const char *kind);
+char *run_output_path(const char *run_dir, int node);
 
 /* What wait_for_agents waits for and what it prints. */
 typedef struct {
@@ -214,6 +245,8 @@ gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
                          int timeout_s, const AgentWait *how);
 int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_status(int argc, char **argv);
