@@ -61,6 +61,7 @@ static gboolean run_conf_save(const UpOptions *o, const char *script,
     g_autoptr(GKeyFile) k = g_key_file_new();
 
     g_key_file_set_integer(k, "run", "nodes", o->nodes);
+    g_key_file_set_boolean(k, "run", "libvirt", o->use_libvirt);
     g_key_file_set_integer(k, "run", "mem", o->mem);
     g_key_file_set_string(k, "run", "fabric", o->fabric ? o->fabric : "eth");
     if (o->topology) {
@@ -88,6 +89,7 @@ static gboolean run_conf_load(UpOptions *o, char **script, const char *path,
         return FALSE;
     }
     o->nodes = g_key_file_get_integer(k, "run", "nodes", NULL);
+    o->use_libvirt = g_key_file_get_boolean(k, "run", "libvirt", NULL);
     o->mem = g_key_file_get_integer(k, "run", "mem", NULL);
     o->fabric = g_key_file_get_string(k, "run", "fabric", NULL);
     o->topology = g_key_file_get_string(k, "run", "topology", NULL);
@@ -162,7 +164,11 @@ static gboolean run_wait(Cluster *c, int timeout_s)
         if (node_alive(c, i)) {
             g_printerr("vcluster run: node%d still running after %d s; "
                        "stopped\n", i, timeout_s);
-            node_stop_direct(c, i);
+            if (c->mode == VC_MODE_LIBVIRT) {
+                libvirt_remove_node(c, i);
+            } else {
+                node_stop_direct(c, i);
+            }
         }
     }
     for (int f = 0; c->fabrics[f]; f++) {
@@ -302,11 +308,6 @@ int cmd_run(int argc, char **argv)
     if (argc < 2) {
         g_printerr("vcluster run: no command; e.g. vcluster run --lockstep "
                    "-n 3 --fabric ps1 -- 'ps1test poll'\n");
-        up_options_clear(&o);
-        return 2;
-    }
-    if (o.use_libvirt) {
-        g_printerr("vcluster run: --libvirt is not available for run yet\n");
         up_options_clear(&o);
         return 2;
     }

@@ -197,7 +197,7 @@ static void up_topology_error(const char *kind, const char *myri_topology,
 static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift,
                                        char **kinds)
 {
-    gboolean lockstep = o->lockstep, use_libvirt = o->use_libvirt;
+    gboolean lockstep = o->lockstep;
     const char *accel = o->accel;
 
     if (!lockstep) {
@@ -226,11 +226,6 @@ static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift,
     if (accel && g_strcmp0(accel, "tcg") != 0 && g_strcmp0(accel, "auto")) {
         g_printerr("vcluster up: --lockstep runs under TCG (instruction "
                    "counting); --accel %s cannot\n", accel);
-        return FALSE;
-    }
-    if (use_libvirt) {
-        g_printerr("vcluster up: --lockstep with --libvirt is not "
-                   "available yet; run it direct\n");
         return FALSE;
     }
     for (int i = 0; kinds[i]; i++) {
