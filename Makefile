@@ -159,6 +159,13 @@ $(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.o,$^) $< \
 		$(B)/lib/libfabric.a $(JSON_LIBS) $(GLIB_LIBS)
 
+# vcluster's trace reader, digest and compare, on traces that fabricd's
+# capture.c (in libfabric) writes.
+$(B)/tests/unit/test-trace: tests/unit/test-trace.c $(B)/obj/images/vcluster/trace.o $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iimages/vcluster -Idaemon/fabricd -o $@ \
+		$(B)/obj/images/vcluster/trace.o $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+
 # The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
 # also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.
 # The toolchain comes from `make deps`; without it that one test is skipped.

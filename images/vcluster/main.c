@@ -30,6 +30,8 @@ static const char usage[] =
     "  capture start FILE | stop | status            pcapng capture\n"
     "  fabric ARGS...     any fabricctl command (status, counters, table)\n"
     "  list                                          clusters on this host\n"
+    "  trace digest FILE|RUNDIR...                   SHA-256 of a run's traces\n"
+    "  trace diff RUN_A RUN_B                        their first difference\n"
     "  down [--all]                                  stop and clean up\n"
     "\n"
     "Every command takes --name NAME (default: $VCLUSTER_NAME, the only\n"
@@ -68,6 +70,8 @@ int main(int argc, char **argv)
         return cmd_reboot(argc, argv);
     } else if (!strcmp(cmd, "list")) {
         return cmd_list(argc, argv);
+    } else if (!strcmp(cmd, "trace")) {
+        return cmd_trace(argc, argv);
     } else if (!strcmp(cmd, "fault") || !strcmp(cmd, "capture") ||
                !strcmp(cmd, "link") || !strcmp(cmd, "fabric")) {
         return cmd_fabricctl(cmd, argc, argv);

@@ -254,6 +254,7 @@ int cmd_console(int argc, char **argv);
 int cmd_reboot(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_fabricctl(const char *what, int argc, char **argv);
+int cmd_trace(int argc, char **argv);   /* cmd_trace.c */
 
 /* ---- cmd_cp.c: `vcluster cp` ---- */
 typedef struct {
