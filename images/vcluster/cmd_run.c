@@ -60,6 +60,9 @@ static gboolean run_conf_save(const UpOptions *o, const char *script,
 {
     g_autoptr(GKeyFile) k = g_key_file_new();
 
+    /* the guests see the cluster's name (host names, kernel command line) */
+    g_key_file_set_string(k, "run", "name", o->name ? o->name
+                                                    : VC_DEFAULT_NAME);
     g_key_file_set_integer(k, "run", "nodes", o->nodes);
     g_key_file_set_boolean(k, "run", "libvirt", o->use_libvirt);
     g_key_file_set_integer(k, "run", "mem", o->mem);
@@ -87,6 +90,9 @@ static gboolean run_conf_load(UpOptions *o, char **script, const char *path,
 
     if (!g_key_file_load_from_file(k, path, G_KEY_FILE_NONE, err)) {
         return FALSE;
+    }
+    if (!o->name) {
+        o->name = g_key_file_get_string(k, "run", "name", NULL);
     }
     o->nodes = g_key_file_get_integer(k, "run", "nodes", NULL);
     o->use_libvirt = g_key_file_get_boolean(k, "run", "libvirt", NULL);
@@ -141,6 +147,17 @@ static char **run_trace_files(Cluster *c)
     return (char **)g_ptr_array_free(a, FALSE);
 }
 
+/* A node that powered off; libvirt's domain must have finished shutting. */
+static gboolean node_off(Cluster *c, int node)
+{
+    if (c->mode == VC_MODE_LIBVIRT) {
+        g_autofree char *state = libvirt_node_state(c, node);
+
+        return !state || g_strcmp0(state, "shut off") == 0;
+    }
+    return !node_alive(c, node);
+}
+
 /*
  * Wait until every node has powered off (or the timeout), then stop the
  * fabrics, which closes the traces.  FALSE on timeout: the nodes are
@@ -154,14 +171,14 @@ static gboolean run_wait(Cluster *c, int timeout_s)
     while (!done && g_get_monotonic_time() < deadline) {
         done = TRUE;
         for (int i = 0; i < c->nodes; i++) {
-            done &= !node_alive(c, i);
+            done &= node_off(c, i);
         }
         if (!done) {
             vc_sleep_ms(100);
         }
     }
     for (int i = 0; i < c->nodes && !done; i++) {
-        if (node_alive(c, i)) {
+        if (!node_off(c, i)) {
             g_printerr("vcluster run: node%d still running after %d s; "
                        "stopped\n", i, timeout_s);
             if (c->mode == VC_MODE_LIBVIRT) {
@@ -214,13 +231,17 @@ static int run_report(Cluster *c, gboolean complete)
     return rc;
 }
 
-/* Boot, wait, report: the run itself, for `run` and `replay`. */
-static int run_execute(UpOptions *o)
+/*
+ * Boot, wait, report: the run itself, for `run` and `replay`.  Returns the
+ * exit status; *started says whether the cluster came up at all.
+ */
+static int run_execute(UpOptions *o, gboolean *started)
 {
     Cluster *c = NULL;
     int rc = up_cluster(o, "run", &c);
     gboolean complete;
 
+    *started = rc == 0;
     if (rc) {
         return rc;
     }
@@ -283,6 +304,7 @@ int cmd_run(int argc, char **argv)
 {
     UpOptions o;
     g_autofree char *out = NULL, *script = NULL;
+    gboolean started;
     GOptionEntry entries[] = {
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
           "run directory to create (default ./run-SEED)", "DIR" },
@@ -330,7 +352,7 @@ int cmd_run(int argc, char **argv)
         up_options_clear(&o);
         return 2;
     }
-    rc = run_execute(&o);
+    rc = run_execute(&o, &started);
     up_options_clear(&o);
     return rc;
 }
@@ -354,7 +376,8 @@ int cmd_replay(int argc, char **argv)
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
           "directory of the new run (default RUN/replay-N)", "DIR" },
         { "name", 0, 0, G_OPTION_ARG_STRING, &o.name,
-          "cluster name (default vc)", "NAME" },
+          "cluster name (default: the run's; another name changes what the "
+          "guests see)", "NAME" },
         { NULL }
     };
     g_autoptr(GOptionContext) ctx =
@@ -362,7 +385,7 @@ int cmd_replay(int argc, char **argv)
     g_autoptr(GError) err = NULL;
     g_autofree char *report = NULL;
     g_auto(GStrv) a = NULL, b = NULL;
-    gboolean same;
+    gboolean same, started;
     int rc;
 
     up_options_init(&o);
@@ -394,7 +417,13 @@ int cmd_replay(int argc, char **argv)
         up_options_clear(&o);
         return 2;
     }
-    rc = run_execute(&o);
+    rc = run_execute(&o, &started);
+    if (!started) {
+        g_printerr("vcluster replay: the run did not start; nothing to "
+                   "compare\n");
+        up_options_clear(&o);
+        return 2;
+    }
     /* traces first: they say where a run went another way */
     {
         Cluster old = { .run_dir = argv[1] }, new = { .run_dir = o.run_dir };

@@ -213,10 +213,14 @@ char *libvirt_domain_xml(Cluster *c, const VcPaths *p, int node)
     g_autofree char *cmdline = node_kernel_cmdline(c, node);
     GString *x = g_string_new(NULL);
     gboolean kvm = g_strcmp0(c->accel, "kvm") == 0;
+    /* a random UUID would reach the guest's entropy: make it the name's */
+    g_autofree char *md5 = g_compute_checksum_for_string(G_CHECKSUM_MD5,
+                                                         name, -1);
     g_autofree char *head = g_markup_printf_escaped(
         "<domain type='%s' "
         "xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n"
         "  <name>%s</name>\n"
+        "  <uuid>%.8s-%.4s-%.4s-%.4s-%.12s</uuid>\n"
         "  <description>vcluster %s node %d</description>\n"
         "  <memory unit='MiB'>%d</memory>\n"
         "  <vcpu>1</vcpu>\n"
@@ -239,7 +243,8 @@ char *libvirt_domain_xml(Cluster *c, const VcPaths *p, int node)
         "    <memballoon model='none'/>\n"
         "  </devices>\n"
         "  <qemu:commandline>\n",
-        kvm ? "kvm" : "qemu", name, c->name, node, c->mem_mb, p->kernel,
+        kvm ? "kvm" : "qemu", name, md5, md5 + 8, md5 + 12, md5 + 16,
+        md5 + 20, c->name, node, c->mem_mb, p->kernel,
         p->initrd, cmdline,
         kvm ? "  <cpu mode='host-passthrough'/>\n" : "", p->qemu);
     g_string_append(x, head);
