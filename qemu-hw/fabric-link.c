@@ -61,7 +61,6 @@ static void fabric_link_take_lockstep(FabricLink *l)
     if (l->hdr.type == FABRIC_TYPE_SYNC) {
         l->granted = MAX(l->granted, (int64_t)l->hdr.deliver_time_ns);
         fabric_link_reset_rx(l);
-        lockstep_link_changed();
         return;
     }
     if ((int64_t)l->hdr.deliver_time_ns < now) {
@@ -127,8 +126,8 @@ static int fabric_link_can_read(void *opaque)
 {
     FabricLink *l = opaque;
 
-    /* lock-step takes every frame: it waits for its time, not for room */
-    if (!l->lockstep && l->can_rx && !l->can_rx(l->opaque)) {
+    /* lock-step reads only while the clock waits for a grant */
+    if (l->lockstep || (l->can_rx && !l->can_rx(l->opaque))) {
         return 0;
     }
     return FABRIC_LINK_READ_MAX;
@@ -302,9 +301,6 @@ static void fabric_link_chr_event(void *opaque, QEMUChrEvent event)
         fabric_link_tx_clear(l);
         fabric_link_pending_clear(l);
         l->connected = false;
-        if (l->lockstep) {
-            lockstep_link_changed();
-        }
         l->event(l->opaque, false);
         break;
     default:
@@ -492,4 +488,21 @@ void fabric_link_sync_report(FabricLink *l, int64_t now, uint64_t next)
     fabric_link_queue(l, FABRIC_TYPE_SYNC, 0, FABRIC_NODE_NONE, pl,
                       fabric_sync_report_encode(next, pl), NULL, 0);
     fabric_link_tx_flush_sync(l);
+}
+
+bool fabric_link_wait_grant(FabricLink *l)
+{
+    uint8_t buf[FABRIC_LINK_READ_MAX];
+
+    while (l->connected && l->granted <= l->report_grant) {
+        uint32_t want = l->in_payload ? l->hdr.len - l->have
+                                      : FABRIC_HDR_LEN - l->have;
+        int n = qemu_chr_fe_read_all(l->chr, buf, MIN(want, sizeof(buf)));
+
+        if (n <= 0) {
+            break;      /* closed: the chardev tells us (CHR_EVENT_CLOSED) */
+        }
+        fabric_link_read(l, buf, n);
+    }
+    return l->connected;
 }

@@ -73,6 +73,11 @@ static inline uint8_t fabric_link_hello_flags(const FabricLink *l)
 /* lockstep.c: report the node's time and next event (proto/sync.h). */
 void fabric_link_sync_report(FabricLink *l, int64_t now, uint64_t next);
 /*
+ * lockstep.c: read and take frames until fabricd grants beyond the grant
+ * the node reported at; false when the link is (or went) down.
+ */
+bool fabric_link_wait_grant(FabricLink *l);
+/*
  * Back-pressure: while can_rx says no, the link reads nothing from the
  * socket, so fabricd's side fills up instead of QEMU's memory.  can_rx is
  * asked before each socket read of at most FABRIC_LINK_READ_MAX bytes,

@@ -4,16 +4,14 @@
  * One QEMU_CLOCK_VIRTUAL timer stands at the grant, the time up to which
  * every lock-step fabric has promised that nothing more can arrive.  Under
  * -icount the vCPU stops just before it; the timer then reports the node's
- * time and its next event on every link and waits, in the vCPU thread,
- * until each link has a grant beyond it: nothing in the guest moves while
- * the clock must not (SimBricks' QEMU waits in the same place).  The main
- * loop reads the links meanwhile.
+ * time and its next event on every link and waits, with the big lock held,
+ * until each link has a grant beyond it.  SimBricks' QEMU waits the same
+ * way: nothing in the guest may move while the clock must not.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
-#include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "hw/core/cpu.h"
 #include "sysemu/cpu-timers.h"
@@ -31,9 +29,6 @@
 typedef struct LockstepClock {
     QEMUTimer *grant_timer;
     GPtrArray *links;
-    QemuCond granted;           /* a link got a grant, or went down */
-    QEMUBH *rearm_bh;
-    int64_t reported_at;        /* the time of the last report */
 } LockstepClock;
 
 static LockstepClock clk;
@@ -88,53 +83,10 @@ static int64_t lockstep_stop_time(int64_t now, int64_t grant)
     return stop;
 }
 
-/* Every link that is up has a grant beyond the one the node reported at. */
-static bool lockstep_all_granted(void)
-{
-    for (guint i = 0; i < clk.links->len; i++) {
-        FabricLink *l = g_ptr_array_index(clk.links, i);
-
-        if (l->connected && l->granted <= l->report_grant) {
-            return false;
-        }
-    }
-    return true;
-}
-
-void lockstep_link_changed(void)
-{
-    qemu_cond_broadcast(&clk.granted);
-}
-
-static void lockstep_rearm_bh(void *opaque)
-{
-    /* the vCPU is stopped: when it runs again the wait goes on first */
-    timer_mod(clk.grant_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
-}
-
-/*
- * Wait for the grants with the big lock released, so that the main loop
- * reads the links (and QMP, libvirt and signals are served).  The vCPU
- * counts as busy meanwhile: icount must not jump over idle time while the
- * clock is held.  A request to stop the vCPU (pause, quit) ends the wait
- * early; the wait resumes when the vCPU does.
- */
-static bool lockstep_wait(CPUState *cpu)
-{
-    bool halted = cpu->halted;
-    bool done;
-
-    cpu->halted = 0;
-    while (!(done = lockstep_all_granted()) && !cpu->stop) {
-        qemu_cond_timedwait_iothread(&clk.granted, 100);
-    }
-    cpu->halted = halted;
-    return done;
-}
-
 static void lockstep_grant_reached(void *opaque)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint64_t next = lockstep_next_event(now);
     int64_t grant = INT64_MAX;
     guint i;
 
@@ -146,25 +98,14 @@ static void lockstep_grant_reached(void *opaque)
     timer_mod(clk.grant_timer, now);
 
     /* Report on every link before waiting on any: each fabric's round
-     * needs this node's report.  Not twice for one stop. */
-    if (clk.reported_at != now) {
-        uint64_t next = lockstep_next_event(now);
-
-        for (i = 0; i < clk.links->len; i++) {
-            fabric_link_sync_report(g_ptr_array_index(clk.links, i), now,
-                                    next);
-        }
-        clk.reported_at = now;
-    }
-    if (!lockstep_wait(first_cpu)) {
-        timer_del(clk.grant_timer);
-        qemu_bh_schedule(clk.rearm_bh);
-        return;
+     * needs this node's report. */
+    for (i = 0; i < clk.links->len; i++) {
+        fabric_link_sync_report(g_ptr_array_index(clk.links, i), now, next);
     }
     for (i = 0; i < clk.links->len; i++) {
         FabricLink *l = g_ptr_array_index(clk.links, i);
 
-        if (l->connected) {
+        if (fabric_link_wait_grant(l)) {
             grant = MIN(grant, l->granted);
         }
     }
@@ -185,9 +126,6 @@ bool lockstep_add_link(FabricLink *l, Error **errp)
     }
     if (!clk.links) {
         clk.links = g_ptr_array_new();
-        qemu_cond_init(&clk.granted);
-        clk.rearm_bh = qemu_bh_new(lockstep_rearm_bh, NULL);
-        clk.reported_at = -1;
         clk.grant_timer = timer_new_full(NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                          LOCKSTEP_TIMER_ATTR_GRANT,
                                          lockstep_grant_reached, NULL);

@@ -15,7 +15,5 @@ typedef struct FabricLink FabricLink;
 /* Put `l` under the VM's lock-step clock; false (errp) without -icount. */
 bool lockstep_add_link(FabricLink *l, Error **errp);
 void lockstep_remove_link(FabricLink *l);
-/* A link got a grant or went down: a waiting clock looks again. */
-void lockstep_link_changed(void);
 
 #endif

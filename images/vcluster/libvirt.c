@@ -275,6 +275,14 @@ gboolean libvirt_start_node(Cluster *c, const VcPaths *p, int node,
         return FALSE;
     }
     g_key_file_set_string(c->state, group, "domain", name);
+    /*
+     * Lock-step: a node waits for the others from its first instruction,
+     * holding QEMU's big lock, so libvirt could not finish starting it:
+     * start every node paused, then resume them (libvirt_resume_node).
+     */
+    if (c->icount_shift >= 0) {
+        return virsh(NULL, err, "start", "--paused", name, NULL);
+    }
     return virsh(NULL, err, "start", name, NULL);
 }
 
@@ -293,6 +301,12 @@ void libvirt_remove_node(Cluster *c, int node)
     if (!virsh(NULL, &err, "undefine", name, NULL)) {
         g_printerr("vcluster: %s\n", err->message);
     }
+}
+
+gboolean libvirt_resume_node(Cluster *c, int node, GError **err)
+{
+    g_autofree char *name = cluster_domain_name(c, node);
+    return virsh(NULL, err, "resume", name, NULL);
 }
 
 gboolean libvirt_reset_node(Cluster *c, int node, GError **err)
