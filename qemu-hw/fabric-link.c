@@ -319,8 +319,10 @@ bool fabric_link_init(FabricLink *l, CharBackend *chr, uint8_t kind,
     l->rx = rx;
     l->event = event;
     l->opaque = opaque;
-    /* before the handlers: a connected chardev says OPENED, and HELLO
-     * carries the lock-step flag */
+    /*
+     * Before the handlers: a connected chardev says OPENED at once, and
+     * the HELLO sent then carries the lock-step flag.
+     */
     if (lockstep && !fabric_link_start_lockstep(l, errp)) {
         return false;
     }

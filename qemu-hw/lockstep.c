@@ -97,8 +97,10 @@ static void lockstep_grant_reached(void *opaque)
      */
     timer_mod(clk.grant_timer, now);
 
-    /* Report on every link before waiting on any: each fabric's round
-     * needs this node's report. */
+    /*
+     * Report on every link before waiting on any: each fabric's round
+     * needs this node's report.
+     */
     for (i = 0; i < clk.links->len; i++) {
         fabric_link_sync_report(g_ptr_array_index(clk.links, i), now, next);
     }

@@ -242,12 +242,11 @@ static void tgr_link_rx(void *opaque, const FabricHdr *h, const uint8_t *p)
 static void tgr_send_hello(TgrState *s)
 {
     uint8_t p[FABRIC_HELLO_MAX_LEN];
+    uint8_t flags = fabric_link_hello_flags(&s->link);
 
     s->link_up = false;
     fabric_link_try_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE,
-                         p, fabric_hello_encode(s->node,
-                                                fabric_link_hello_flags(&s->link),
-                                                p), NULL, 0);
+                         p, fabric_hello_encode(s->node, flags, p), NULL, 0);
 }
 
 static void tgr_link_event(void *opaque, bool up)
