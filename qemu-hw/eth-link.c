@@ -35,6 +35,7 @@
 #include "qemu/iov.h"
 #include "qemu/module.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qom/object.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
@@ -312,9 +313,29 @@ static void eth_link_unrealize(DeviceState *dev)
     s->filter = NULL;
 }
 
+static bool eth_link_get_nic_busy(Object *obj, Error **errp)
+{
+    return VCLUSTER_ETH_LINK(obj)->nic_busy;
+}
+
+static void eth_link_get_rx_waiting(Object *obj, Visitor *v,
+                                    const char *name, void *opaque,
+                                    Error **errp)
+{
+    EthLinkState *s = VCLUSTER_ETH_LINK(obj);
+    uint32_t n = s->link_init ? g_queue_get_length(&s->link.pending) : 0;
+
+    visit_type_uint32(v, name, &n, errp);
+}
+
 static void eth_link_init(Object *obj)
 {
     EthLinkState *s = VCLUSTER_ETH_LINK(obj);
+
+    /* diagnosis: a frame waits in the NIC's queue; frames wait in the link */
+    object_property_add_bool(obj, "nic-busy", eth_link_get_nic_busy, NULL);
+    object_property_add(obj, "rx-waiting", "uint32", eth_link_get_rx_waiting,
+                        NULL, NULL, NULL);
 
     object_property_add_uint64_ptr(obj, "tx-frames", &s->tx_frames,
                                    OBJ_PROP_FLAG_READ);

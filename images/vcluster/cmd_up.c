@@ -223,14 +223,6 @@ static gboolean lockstep_options_check(gboolean lockstep, int *icount_shift,
                    "available yet; run it direct\n");
         return FALSE;
     }
-    for (int i = 0; kinds[i]; i++) {
-        if (g_strcmp0(kinds[i], "eth") == 0) {
-            g_printerr("vcluster up: --lockstep cannot keep the eth LAN in "
-                       "step yet; use --fabric ps1, myrinet or telegraphos "
-                       "without eth\n");
-            return FALSE;
-        }
-    }
     return TRUE;
 }
 
