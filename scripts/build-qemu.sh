@@ -21,7 +21,9 @@ die() { echo "build-qemu: $*" >&2; exit 1; }
 
 dsc=$("$top/scripts/fetch-qemu-src.sh" "$cache") || die "no QEMU 7.2 source (see above)"
 
-if [ ! -f "$src/.vcluster-prepared" ]; then
+# The stamp holds the patch's checksum: a changed patch prepares the source again.
+patch_sum=$(sha256sum < "$top/qemu-hw/qemu-patch/vcluster.patch" | cut -d' ' -f1)
+if [ "$(cat "$src/.vcluster-prepared" 2>/dev/null)" != "$patch_sum" ]; then
 	rm -rf "$src"
 	mkdir -p "$top/build"
 	echo "build-qemu: unpacking $(basename "$dsc")"
@@ -31,7 +33,7 @@ if [ ! -f "$src/.vcluster-prepared" ]; then
 	rm -f "$top"/build/qemu_7.2*
 	patch -s -d "$src" -p1 < "$top/qemu-hw/qemu-patch/vcluster.patch" ||
 		die "qemu-hw/qemu-patch/vcluster.patch does not apply"
-	touch "$src/.vcluster-prepared"
+	echo "$patch_sum" > "$src/.vcluster-prepared"
 fi
 # hw/vcluster points at this checkout's qemu-hw/, so edits there are built directly;
 # include/vcluster at its include/vcluster/ and include/proto at its proto/, so

@@ -375,7 +375,7 @@ bool fabric_command(Fabric *f, const char *line, GString *out, GError **err)
                  f->kind->name);
             return false;
         }
-        f->kind->dump_table(f->kind_state, fabric_now_ns(), out);
+        f->kind->dump_table(f->kind_state, fabric_time_ns(f), out);
         return true;
     }
     if (strcmp(cmd, "seed") == 0) {

@@ -38,7 +38,7 @@ bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
     if (!f->kind->lookahead_ns) {
         g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                     "--lockstep is not available for --kind %s yet "
-                    "(lock-step kinds: ps1, myrinet, telegraphos)",
+                    "(lock-step kinds: eth, ps1, myrinet, telegraphos)",
                     f->kind->name);
         return false;
     }
@@ -82,11 +82,12 @@ void fabric_capture_frame(Fabric *f, unsigned to, const uint8_t *data,
         flags |= PCAPNG_EPB_CRC_ERROR;
     }
     /* lock-step: a frame's time is its virtual delivery time */
-    if (!capture_write(f->capture, to,
-                       f->lockstep ? lockstep_deliver_time(f->lockstep, data,
-                                                           len)
-                                   : wall_clock_ns(),
-                       data, len, flags, comment, &err)) {
+    uint64_t ts = f->lockstep ? lockstep_deliver_time(f->lockstep, data, len)
+                              : wall_clock_ns();
+    size_t skip = MIN(f->kind->capture_from, len);
+
+    if (!capture_write(f->capture, to, ts, data + skip, len - skip, flags,
+                       comment, &err)) {
         uint64_t frames;
 
         fprintf(stderr, "fabricd: %s; capture stopped\n", err->message);
@@ -440,6 +441,9 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
 
     if (!fabric_topology_check(kind->name, nodes, opts->topology, err)) {
         return NULL;
+    }
+    if (opts->lockstep && kind->lockstep_kind) {
+        kind = kind->lockstep_kind;
     }
     f = g_new0(Fabric, 1);
     f->kind = kind;

@@ -116,16 +116,16 @@ static void parse_options(int argc, char **argv, Options *o)
           "ps1: ring (default) or torus:WxH with W*H = N; myrinet: a "
           "switch file (default: one 16-port switch)", "TOPO" },
         { "hop-ns", 0, 0, G_OPTION_ARG_INT64, &o->hop_ns,
-          "ps1, myrinet, telegraphos: delay per hop in ns (default 250, "
-          "300, 250)", "NS" },
+          "ps1, myrinet, telegraphos, eth with --lockstep: delay per hop "
+          "in ns (default 250, 300, 250, 5000)", "NS" },
         { "link-mbps", 0, 0, G_OPTION_ARG_INT64, &o->link_mbps,
-          "ps1, myrinet, telegraphos: link rate in megabytes per second "
-          "(default 20, 250, 100)", "MBPS" },
+          "ps1, myrinet, telegraphos, eth with --lockstep: link rate in "
+          "megabytes per second (default 20, 250, 100, 125)", "MBPS" },
         { "ctl-idle-ms", 0, 0, G_OPTION_ARG_INT64, &o->ctl_idle_ms,
           "Close a control client idle this long (default 30000)", "MS" },
         { "lockstep", 0, 0, G_OPTION_ARG_NONE, &o->lockstep,
-          "Keep the nodes' virtual clocks in step (ps1, myrinet, "
-          "telegraphos; docs/lockstep.md)", NULL },
+          "Keep the nodes' virtual clocks in step (every kind; "
+          "docs/lockstep.md)", NULL },
         { "lockstep-quantum", 0, 0, G_OPTION_ARG_INT64, &o->quantum_ns,
           "Lock-step: length of a round while the fabric is quiet "
           "(default 1000000; 0: always one hop)", "NS" },
@@ -235,6 +235,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     kopts = (FabricKindOptions) {
         .topology = o.topology, .hop_ns = o.hop_ns, .link_mbps = o.link_mbps,
+        .lockstep = o.lockstep,
     };
     if (o.hop_ns < -1 || o.link_mbps < -1) {
         usage_error("--%s %" G_GINT64_FORMAT " is negative",

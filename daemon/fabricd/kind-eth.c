@@ -1,13 +1,24 @@
 /*
- * Kind "eth": QEMU's `-netdev stream` framing (4-byte big-endian length,
- * then one Ethernet frame) into an L2 learning switch.
+ * Kind "eth": an L2 learning switch between virtio-net NICs.
+ *
+ * Free-running, the NICs are QEMU `-netdev stream` clients: a 4-byte
+ * big-endian length, then one Ethernet frame, switched at once.
+ *
+ * In lock-step (fabric_kind_eth_lockstep) each NIC's netdev carries the
+ * vcluster-eth-link filter (qemu-hw/eth-link.c): frames have the 32-byte
+ * fabric header of kind eth, the link opens with HELLO through the kind
+ * layer, and every copy is stamped with its delivery time: a
+ * store-and-forward switch, each node's cable serialising one frame at a
+ * time in each direction at the link rate, and the switch's delay between.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "capture.h"
 #include "ethswitch.h"
+#include "fabric.h"
 #include "kind.h"
 #include "proto/eth.h"
 
@@ -58,8 +69,9 @@ static void eth_option_error(const char *option, GError **err)
 {
     g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 "%s does not apply to --kind eth (it is for ps1, "
-                "myrinet and telegraphos)",
-                option);
+                "myrinet and telegraphos)%s", option,
+                strcmp(option, "--topology") ? "; eth takes it with --lockstep"
+                                             : "");
 }
 
 static bool eth_check_topology(unsigned nodes, const char *topology,
@@ -148,6 +160,7 @@ const FabricKind fabric_kind_eth = {
     .name = "eth",
     .pcap_linktype = PCAP_LINKTYPE_ETHERNET,
     .corrupt_from = 0,
+    .lockstep_kind = &fabric_kind_eth_lockstep,
     .parse = eth_parse,
     .encode_prefix = eth_encode_prefix,
     .check_topology = eth_check_topology,
@@ -158,4 +171,250 @@ const FabricKind fabric_kind_eth = {
     .has_link = eth_has_link,
     .describe_topology = eth_describe_topology,
     .dump_table = eth_dump_table,
+};
+
+/* ---- lock-step: header framing, delivery stamps ---- */
+
+#define ETH_LS_DEFAULT_HOP_NS       5000
+#define ETH_LS_DEFAULT_LINK_MBPS    125     /* gigabit */
+
+typedef struct EthLsNode {
+    bool linked;            /* HELLO accepted on the current connection */
+    uint64_t up_free;       /* its cable into the switch is free from */
+    uint64_t down_free;     /* the switch's cable to it is free from */
+    uint64_t sent;          /* DATA frames taken from the NIC */
+    uint64_t flooded;       /* of those, sent to every other node */
+    uint64_t resets;        /* HELLOs on a linked connection */
+    uint64_t flushed;       /* frames for it that a reset threw away */
+} EthLsNode;
+
+typedef struct EthLs {
+    Fabric *f;
+    EthSwitch *sw;
+    uint64_t hop_ns, link_mbps;
+    EthLsNode *node;
+} EthLs;
+
+/*
+ * The time a frame of `len` bytes (no FCS, as the NICs pass it) takes on
+ * a cable: padded to the 60-byte minimum, plus FCS (4), preamble and
+ * start of frame (8) and the inter-frame gap (12).
+ */
+static uint64_t eth_ls_wire_ns(const EthLs *k, size_t len)
+{
+    return (MAX(len, FABRIC_ETH_MIN_PADDED) + FABRIC_ETH_WIRE_EXTRA) *
+           1000 / k->link_mbps;
+}
+
+static void *eth_ls_state_new(Fabric *f, const FabricKindOptions *opts,
+                              GError **err)
+{
+    EthLs *k = g_new0(EthLs, 1);
+
+    k->hop_ns = ETH_LS_DEFAULT_HOP_NS;
+    k->link_mbps = ETH_LS_DEFAULT_LINK_MBPS;
+    if (!fabric_kind_timing(opts, &k->hop_ns, &k->link_mbps, err)) {
+        g_free(k);
+        return NULL;
+    }
+    k->f = f;
+    k->sw = eth_switch_new(ETH_SWITCH_DEFAULT_MAX, ETH_SWITCH_DEFAULT_AGE_NS);
+    k->node = g_new0(EthLsNode, f->nodes);
+    return k;
+}
+
+static void eth_ls_state_free(void *state)
+{
+    EthLs *k = state;
+
+    eth_switch_free(k->sw);
+    g_free(k->node);
+    g_free(k);
+}
+
+static void eth_ls_hello(void *state, unsigned port, FabricHelloAck *ack)
+{
+    EthLs *k = state;
+    EthLsNode *nd = &k->node[port];
+
+    if (nd->linked) {
+        /* a NIC reset: what was on its way to the old one is stale */
+        nd->resets++;
+        nd->flushed += fabric_port_flush(k->f, port);
+        eth_switch_forget_port(k->sw, port);
+    }
+    nd->linked = true;
+    ack->extra_len = 0;
+}
+
+/* A refused HELLO, or a closed connection: the NIC is off the switch. */
+static void eth_ls_port_down(void *state, unsigned port)
+{
+    EthLs *k = state;
+
+    k->node[port].linked = false;
+    eth_switch_forget_port(k->sw, port);
+}
+
+/* One copy of the frame, stamped, down the cable to `to`. */
+static void eth_ls_copy(EthLs *k, unsigned from, unsigned to,
+                        const FabricHdr *in, const uint8_t *pl, size_t len,
+                        uint64_t at_switch)
+{
+    EthLsNode *dn = &k->node[to];
+    uint64_t done = MAX(at_switch, dn->down_free) + eth_ls_wire_ns(k, len);
+    FabricHdr h = {
+        .kind = FABRIC_KIND_ETH, .type = FABRIC_TYPE_DATA,
+        .src = from, .dst = to, .len = len,
+        .send_time_ns = in->send_time_ns, .deliver_time_ns = done,
+    };
+    uint8_t *frame = g_malloc(FABRIC_HDR_LEN + len);
+    g_autoptr(GBytes) copy = NULL;
+
+    dn->down_free = done;
+    fabric_hdr_encode(&h, frame);
+    memcpy(frame + FABRIC_HDR_LEN, pl, len);
+    copy = g_bytes_new_take(frame, FABRIC_HDR_LEN + len);
+    fabric_send_copy(k->f, from, to, copy);
+}
+
+static IngressStatus eth_ls_data(EthLs *k, unsigned u, const FabricHdr *h,
+                                 const uint8_t *pl, size_t len, char *why,
+                                 size_t why_len)
+{
+    EthLsNode *nd = &k->node[u];
+    uint64_t at_switch;
+    unsigned out;
+
+    if (!nd->linked) {
+        return fabric_kind_malformed(why, why_len, "DATA before HELLO");
+    }
+    if (h->flags || h->dst != FABRIC_NODE_NONE) {
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA with flags 0x%02x and dst %u; a "
+                                     "NIC sends flags 0 and dst %u (the "
+                                     "switch decides)", h->flags, h->dst,
+                                     FABRIC_NODE_NONE);
+    }
+    if (len < FABRIC_ETH_MIN_FRAME || len > FABRIC_ETH_MAX_FRAME) {
+        return fabric_kind_malformed(why, why_len,
+                                     "DATA of %zu bytes; an Ethernet frame "
+                                     "has %d..%d", len, FABRIC_ETH_MIN_FRAME,
+                                     FABRIC_ETH_MAX_FRAME);
+    }
+    nd->sent++;
+    /* store and forward: the whole frame is in the switch, then its delay */
+    nd->up_free = MAX(h->send_time_ns, nd->up_free) + eth_ls_wire_ns(k, len);
+    at_switch = nd->up_free + k->hop_ns;
+    switch (eth_switch_forward(k->sw, pl, u, fabric_time_ns(k->f), &out)) {
+    case ETH_FWD_UNICAST:
+        if (k->node[out].linked) {
+            eth_ls_copy(k, u, out, h, pl, len, at_switch);
+        }
+        break;
+    case ETH_FWD_DROP:
+        break;
+    case ETH_FWD_FLOOD:
+        nd->flooded++;
+        for (unsigned i = 0; i < k->f->nodes; i++) {
+            if (i != u && k->node[i].linked) {
+                eth_ls_copy(k, u, i, h, pl, len, at_switch);
+            }
+        }
+        break;
+    }
+    return INGRESS_OK;
+}
+
+static IngressStatus eth_ls_ingress(void *state, unsigned in_port,
+                                    const FabricHdr *h, const uint8_t *frame,
+                                    size_t len, char *why, size_t why_len)
+{
+    EthLs *k = state;
+
+    /* fabric_kind_ingress() passed it: this kind, not a HELLO */
+    switch (h->type) {
+    case FABRIC_TYPE_CONTROL:
+        return fabric_kind_malformed(why, why_len,
+                                     "CONTROL frame without an opcode a NIC "
+                                     "sends (1 HELLO)");
+    case FABRIC_TYPE_DATA:
+        return eth_ls_data(k, in_port, h, frame + FABRIC_HDR_LEN,
+                           len - FABRIC_HDR_LEN, why, why_len);
+    }
+    return fabric_kind_malformed(why, why_len,
+                                 "frame type %u is not used by eth", h->type);
+}
+
+static void eth_ls_dump_table(void *state, uint64_t now_ns, GString *out)
+{
+    EthLs *k = state;
+
+    eth_switch_foreach(k->sw, now_ns, append_entry, out);
+}
+
+#define U64 "%" G_GUINT64_FORMAT
+
+static void eth_ls_report(void *state, GString *out, bool counters)
+{
+    EthLs *k = state;
+    unsigned linked = 0;
+
+    for (unsigned i = 0; i < k->f->nodes; i++) {
+        linked += k->node[i].linked;
+    }
+    if (counters) {
+        g_string_append_printf(out, "eth hop_ns=" U64 " link_mbps=" U64
+                               " macs=%u\n", k->hop_ns, k->link_mbps,
+                               eth_switch_size(k->sw));
+    } else {
+        g_string_append_printf(out, "eth: lock-step, switch delay " U64
+                               " ns, link " U64 " MB/s, %u of %u nodes "
+                               "linked, %u MAC addresses\n", k->hop_ns,
+                               k->link_mbps, linked, k->f->nodes,
+                               eth_switch_size(k->sw));
+    }
+    for (unsigned i = 0; i < k->f->nodes; i++) {
+        const EthLsNode *nd = &k->node[i];
+
+        if (counters) {
+            g_string_append_printf(out, "node %u linked=%d", i, nd->linked);
+        } else {
+            g_string_append_printf(out, "node %u: %-8s", i,
+                                   nd->linked ? "linked" : "unlinked");
+        }
+        g_string_append_printf(out, " sent=" U64 " flooded=" U64
+                               " resets=" U64 " flushed=" U64 "\n", nd->sent,
+                               nd->flooded, nd->resets, nd->flushed);
+    }
+}
+
+/* The shortest way through: two cables of a minimal frame and the switch. */
+static uint64_t eth_ls_lookahead_ns(void *state)
+{
+    EthLs *k = state;
+
+    return 2 * eth_ls_wire_ns(k, 0) + k->hop_ns;
+}
+
+const FabricKind fabric_kind_eth_lockstep = {
+    .name = "eth",
+    .id = FABRIC_KIND_ETH,
+    .pcap_linktype = PCAP_LINKTYPE_ETHERNET,
+    .corrupt_from = FABRIC_HDR_LEN,
+    .capture_from = FABRIC_HDR_LEN,
+    .parse = fabric_hdr_frame_parse,
+    .encode_prefix = fabric_hdr_frame_prefix,
+    .check_topology = eth_check_topology,
+    .state_new = eth_ls_state_new,
+    .state_free = eth_ls_state_free,
+    .ingress = eth_ls_ingress,
+    .hello = eth_ls_hello,
+    .hello_refused = eth_ls_port_down,
+    .port_down = eth_ls_port_down,
+    .has_link = eth_has_link,
+    .describe_topology = eth_describe_topology,
+    .dump_table = eth_ls_dump_table,
+    .report = eth_ls_report,
+    .lookahead_ns = eth_ls_lookahead_ns,
 };

@@ -52,15 +52,28 @@ typedef struct FabricKindOptions {
     const char *topology;   /* NULL: the kind's default */
     int64_t hop_ns;         /* -1: default */
     int64_t link_mbps;      /* -1: default */
+    bool lockstep;          /* --lockstep: the kind's lockstep_kind */
 } FabricKindOptions;
 
 typedef struct FabricKind {
     const char *name;
-    /* FABRIC_KIND_*, in frame headers; 0 for eth, which has none. */
+    /* FABRIC_KIND_*, in frame headers; 0 for free-running eth (none). */
     uint8_t id;
     uint32_t pcap_linktype;
     /* Leading frame bytes that corrupt rules leave alone (a fabric header). */
     size_t corrupt_from;
+    /*
+     * Leading frame bytes a capture leaves out: eth in lock-step records
+     * the Ethernet frame, not the fabric header in front of it.
+     */
+    size_t capture_from;
+    /*
+     * Optional: the kind that runs in its place when fabricd is lock-step
+     * (FabricKindOptions.lockstep), for a kind whose framing differs
+     * there: eth speaks the fabric header instead of QEMU's stream
+     * framing (kind-eth.c).
+     */
+    const struct FabricKind *lockstep_kind;
 
     FrameStatus (*parse)(const uint8_t *buf, size_t avail, FrameSpan *span);
     /* Stream bytes written before a frame on output; returns their count. */
@@ -140,6 +153,7 @@ typedef struct FabricKind {
 } FabricKind;
 
 extern const FabricKind fabric_kind_eth;
+extern const FabricKind fabric_kind_eth_lockstep;
 extern const FabricKind fabric_kind_ps1;
 extern const FabricKind fabric_kind_myrinet;
 extern const FabricKind fabric_kind_telegraphos;

@@ -194,8 +194,7 @@ static void up_topology_error(const char *kind, const char *myri_topology,
 }
 
 /* Lock-step's options, said as `up`'s; fills the default shift. */
-static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift,
-                                       char **kinds)
+static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift)
 {
     gboolean lockstep = o->lockstep;
     const char *accel = o->accel;
@@ -227,14 +226,6 @@ static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift,
         g_printerr("vcluster up: --lockstep runs under TCG (instruction "
                    "counting); --accel %s cannot\n", accel);
         return FALSE;
-    }
-    for (int i = 0; kinds[i]; i++) {
-        if (g_strcmp0(kinds[i], "eth") == 0) {
-            g_printerr("vcluster up: --lockstep cannot keep the eth LAN in "
-                       "step yet; use --fabric ps1, myrinet or telegraphos "
-                       "without eth\n");
-            return FALSE;
-        }
     }
     return TRUE;
 }
@@ -361,7 +352,7 @@ int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
         return 2;
     }
     g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
-    if (!lockstep_options_check(o, &icount_shift, kinds)) {
+    if (!lockstep_options_check(o, &icount_shift)) {
         return 2;
     }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,

@@ -88,7 +88,26 @@ GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node)
     for (int f = 0; c->fabrics[f]; f++) {
         const char *kind = c->fabrics[f];
         g_autofree char *dir = cluster_fabric_dir(c, kind);
-        if (g_strcmp0(kind, "eth") == 0) {
+        if (g_strcmp0(kind, "eth") == 0 && lockstep) {
+            /*
+             * The NIC's netdev is a hub port that reaches nothing; the
+             * vcluster-eth-link filter on it carries the frames, in step.
+             * The NIC transmits from a virtual-clock timer 1 us after the
+             * guest's kick (not from a bottom half, whose moment is the
+             * host's), and takes the kicks in the vCPU thread.
+             */
+            ADD("-chardev");
+            ADD("socket,id=vc-ethl,path=%s/node%d.sock", dir, node);
+            ADD("-netdev");
+            ADD("hubport,id=vc-eth,hubid=0");
+            ADD("-device");
+            ADD("virtio-net-pci,netdev=vc-eth,mac=52:54:00:77:%02x:%02x,"
+                "romfile=,tx=timer,x-txtimer=1000,ioeventfd=off", node >> 8,
+                node & 0xff);
+            ADD("-device");
+            ADD("vcluster-eth-link,netdev=vc-eth,chardev=vc-ethl,node=%d",
+                node);
+        } else if (g_strcmp0(kind, "eth") == 0) {
             ADD("-netdev");
             ADD("stream,id=vc-eth,server=off,addr.type=unix,"
                 "addr.path=%s/node%d.sock", dir, node);

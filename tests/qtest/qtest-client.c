@@ -43,6 +43,11 @@ static int accept_within(int lfd, int ms)
 
 QTest *qt_start(const char *const *args)
 {
+    return qt_start_accel("qtest", args);
+}
+
+QTest *qt_start_accel(const char *accel, const char *const *args)
+{
     QTest *qt = g_new0(QTest, 1);
     const char *qemu = g_getenv("QTEST_QEMU_BINARY");
     g_autofree char *sock = NULL;
@@ -56,13 +61,16 @@ QTest *qt_start(const char *const *args)
     g_ptr_array_add(argv, g_strdup(qemu ? qemu
                                         : "build/qemu/qemu-system-x86_64"));
     for (const char *const *a = (const char *const[]){
-             "-machine", "pc", "-accel", "qtest", "-nodefaults",
+             "-machine", "pc", "-accel", accel, "-nodefaults",
              "-display", "none", "-no-user-config", "-L",
-             "/usr/share/seabios", "-L", "/usr/share/qemu",
-             "-qtest-log", "/dev/null", NULL };
+             "/usr/share/seabios", "-L", "/usr/share/qemu", NULL };
          *a; a++) {
         g_ptr_array_add(argv, g_strdup(*a));
     }
+    /* no log at all but under -accel qtest: it would go to stderr */
+    g_ptr_array_add(argv, g_strdup("-qtest-log"));
+    g_ptr_array_add(argv, g_strdup(strcmp(accel, "qtest") ? "none"
+                                                           : "/dev/null"));
     g_ptr_array_add(argv, g_strdup("-qtest"));
     g_ptr_array_add(argv, g_strdup_printf("unix:%s", sock));
     for (; args && *args; args++) {

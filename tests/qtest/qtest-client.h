@@ -24,6 +24,11 @@ typedef struct QTest {
 
 /* Start QEMU with extra args (NULL-terminated); dies on failure. */
 QTest *qt_start(const char *const *args);
+/*
+ * The same under another accelerator: "tcg" runs the firmware, with
+ * -icount when a device needs a virtual clock that counts instructions.
+ */
+QTest *qt_start_accel(const char *accel, const char *const *args);
 void qt_quit(QTest *qt);
 char *qt_cmd(QTest *qt, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 uint32_t qt_readl(QTest *qt, uint64_t addr);
