@@ -7,12 +7,13 @@
 #     drops and the corrupted copies, RDP hides them, a replay is
 #     identical, another seed gives another digest, and one rule changed
 #     is reported at the first frame where the traces part;
+#   - the eth LAN in step beside ps1: kernel ping, replayed identically;
 #   - the traces open in tshark with virtual times;
 #   - up --lockstep: an interactive cluster whose nodes answer exec.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-ls "${1:-direct}"
-plan 17
+plan 19
 
 # lsrun DIR KIND [RUN-ARGS...] -- CMD: a 3-node lock-step run into DIR
 lsrun() {
@@ -92,6 +93,12 @@ check "$mode: telegraphos: its replay is identical" replayed "$tmp/tgr"
 lat=$(sed -n 's/^ok .*half round trip \([0-9.]*\) us.*/\1/p' "$tmp/tgr/node0.out")
 [ -n "$lat" ] && pass "$mode: telegraphos: remote-write half round trip $lat us in virtual time" ||
 	fail "$mode: telegraphos: ping-pong result" "$(head -n 3 "$tmp/tgr/node0.out" | tr '\n' ' ')"
+
+# --- the eth LAN in step beside ps1: kernel ICMP over virtio-net
+ethcmd='case $VC_NODE in 0) ping -c 3 node1 ;; 1) ping -c 3 node2 ;; *) sleep 3 ;; esac'
+lsrun "$tmp/eth" eth,ps1 --seed 9 -- "$ethcmd"
+check "$mode: eth,ps1: kernel ping over the lock-step LAN, every node exits 0" exits_ok "$tmp/eth"
+check "$mode: eth,ps1: its replay is identical" replayed "$tmp/eth"
 
 # --- traces: tshark reads them; the times are virtual (seconds of guest
 # time since the VMs started, not today's date)

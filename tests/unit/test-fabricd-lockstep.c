@@ -204,16 +204,17 @@ static void test_modes_refused(Fixture *fx, gconstpointer extra)
 static void test_bad_options(void)
 {
     g_autofree char *out = NULL;
-    static const char *const eth[] = {
-        FABRICD, "--kind", "eth", "--nodes", "2", "--dir", "/tmp/x",
-        "--lockstep", NULL,
+    static const char *const big[] = {
+        FABRICD, "--kind", "ps1", "--nodes", "2", "--dir", "/tmp/x",
+        "--lockstep", "--lockstep-quantum", "2000000000", NULL,
     };
     static const char *const q[] = {
         FABRICD, "--kind", "ps1", "--nodes", "2", "--dir", "/tmp/x",
         "--lockstep-quantum", "5", NULL,
     };
 
-    expect_refused(eth, "--lockstep is not available for --kind eth yet");
+    expect_refused(big, "--lockstep-quantum 2000000000 is out of range; "
+                   "use 0..1000000000 ns");
     expect_refused(q, "--lockstep-quantum needs --lockstep");
 }
 
