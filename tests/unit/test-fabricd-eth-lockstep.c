@@ -372,9 +372,11 @@ static void test_corrupt_and_capture(Fixture *fx, gconstpointer unused)
         run_free(&r);
         return;
     }
-    want = g_strdup_printf("node1\tnode0>node1\t100\t52:54:00:12:34:00\t"
+    /* the lock-step trace's comment names the virtual send time */
+    want = g_strdup_printf("node1\tnode0>node1 send=%" G_GUINT64_FORMAT
+                           "\t100\t52:54:00:12:34:00\t"
                            "0x88b5\t%" G_GUINT64_FORMAT ".%09" G_GUINT64_FORMAT
-                           "\t1", due / 1000000000u, due % 1000000000u);
+                           "\t1", t, due / 1000000000u, due % 1000000000u);
     g_assert_cmpuint(g_strv_length(packets), ==, 1);
     g_assert_cmpstr(packets[0], ==, want);
     run_free(&r);
