@@ -482,11 +482,9 @@ int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
             goto fail;
         }
     }
-    for (int i = 0; use_libvirt && lockstep && i < nodes; i++) {
-        if (!libvirt_resume_node(c, i, &err)) {
-            g_printerr("vcluster %s: node%d: %s\n", cmd, i, err->message);
-            goto fail;
-        }
+    if (use_libvirt && lockstep && !libvirt_resume_nodes(c, &err)) {
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
+        goto fail;
     }
     if (o->wait_agents) {
         const AgentWait how = { .verb = "up", .show_address = TRUE,

@@ -2,6 +2,8 @@
 /* --libvirt: the same nodes as libvirt domains on qemu:///system. */
 #include "vcluster.h"
 
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -303,10 +305,36 @@ void libvirt_remove_node(Cluster *c, int node)
     }
 }
 
-gboolean libvirt_resume_node(Cluster *c, int node, GError **err)
+/*
+ * All at once: a resumed lock-step node waits for the others holding its
+ * big lock, so libvirt could not finish one `resume` before the next.
+ */
+gboolean libvirt_resume_nodes(Cluster *c, GError **err)
 {
-    g_autofree char *name = cluster_domain_name(c, node);
-    return virsh(NULL, err, "resume", name, NULL);
+    g_autofree GPid *pids = g_new0(GPid, c->nodes);
+    gboolean ok = TRUE;
+
+    for (int i = 0; i < c->nodes && ok; i++) {
+        g_autofree char *name = cluster_domain_name(c, i);
+        const char *argv[] = { "virsh", "-q", "-c", LIBVIRT_URI, "resume",
+                               name, NULL };
+
+        ok = g_spawn_async(NULL, (char **)argv, NULL,
+                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                           G_SPAWN_STDOUT_TO_DEV_NULL,
+                           NULL, NULL, &pids[i], err);
+    }
+    for (int i = 0; i < c->nodes; i++) {
+        int status;
+
+        if (pids[i] > 0 && waitpid(pids[i], &status, 0) == pids[i] && ok &&
+            !g_spawn_check_wait_status(status, NULL)) {
+            g_set_error(err, VC_ERROR, 0, "virsh resume of node%d failed",
+                        i);
+            ok = FALSE;
+        }
+    }
+    return ok;
 }
 
 gboolean libvirt_reset_node(Cluster *c, int node, GError **err)

@@ -187,8 +187,8 @@ gboolean libvirt_ensure_daemon(GError **err);
 gboolean libvirt_start_node(Cluster *c, const VcPaths *p, int node,
                             GError **err);
 void libvirt_remove_node(Cluster *c, int node);
-/* Lock-step starts domains paused: let them run. */
-gboolean libvirt_resume_node(Cluster *c, int node, GError **err);
+/* Lock-step starts domains paused: let them all run. */
+gboolean libvirt_resume_nodes(Cluster *c, GError **err);
 /* `virsh reset`: a hardware reset of the node's domain. */
 gboolean libvirt_reset_node(Cluster *c, int node, GError **err);
 char *libvirt_node_state(Cluster *c, int node);
