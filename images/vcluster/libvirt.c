@@ -2,12 +2,11 @@
 /* --libvirt: the same nodes as libvirt domains on qemu:///system. */
 #include "vcluster.h"
 
-#include <sys/wait.h>
-
 #include <errno.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define LIBVIRT_URI "qemu:///system"

@@ -49,7 +49,7 @@ cat > "$tmp/faults" <<EOF
 EOF
 myricmd='case $VC_NODE in
 0) myritest echo 60 60000 ;;
-*) myritest ping 0 30 256 ;;
+*) sleep $VC_NODE; myritest ping 0 30 256 ;;
 esac'
 lsrun "$tmp/myri" myrinet --seed 11 --faults "$tmp/faults" -- "$myricmd"
 check "$mode: myrinet: 5 % loss, 1 % corruption: RDP hides them, every node exits 0" exits_ok "$tmp/myri"
