@@ -217,14 +217,15 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
 {
     Fabric *f = p->fabric;
     uint8_t prefix[FABRIC_PREFIX_MAX];
-    size_t prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame),
-                                               prefix);
-    size_t total = prefix_len + g_bytes_get_size(frame);
+    size_t prefix_len, total;
     OutItem *item;
 
+    /* lock-step holds the frame until its grant; it is queued then */
     if (f->lockstep && lockstep_holds_output(f->lockstep)) {
         return !p->closing && lockstep_output(f->lockstep, p, frame, limit);
     }
+    prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame), prefix);
+    total = prefix_len + g_bytes_get_size(frame);
     if (p->closing || port_out_cost(p) + total + FABRIC_FRAME_COST > limit) {
         return false;
     }
