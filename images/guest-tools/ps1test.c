@@ -11,6 +11,9 @@
  *   ps1test send DEST N [WORDS]       send N packets to DEST
  *   ps1test recv N [TIMEOUT_MS]       receive and check N packets
  *   ps1test echo N [TIMEOUT_MS]       send N packets back to their source
+ *   ps1test collect N [TIMEOUT_MS]    receive up to N packets of "send" from
+ *                                     any nodes; count lost packets and
+ *                                     parity errors instead of failing
  *   ps1test ping PEER N [WORDS]       ping-pong with "echo" on PEER
  *   ps1test crash-tx DEST             die half-way through a TX packet
  *   ps1test crash-rx [TIMEOUT_MS]     die half-way through an RX packet
@@ -376,6 +379,60 @@ static int cmd_recv(uint32_t n, uint32_t timeout_ms)
 	return fails;
 }
 
+/*
+ * The board has no retransmission, so a workload under fault rules counts
+ * what a lost or damaged packet costs instead of failing on it (lock-step
+ * runs, tests/bench/lockstep.sh).  A damaged packet never reaches the FIFO
+ * (parity error); one that does must carry its sender's pattern intact.
+ */
+static int cmd_collect(uint32_t n, uint32_t timeout_ms)
+{
+	uint32_t data[PS1_PKT_MAX_WORDS], src, seq, got = 0, parity = 0;
+	uint32_t bad = 0, from = 0, ev, i;
+	int words;
+
+	open_dev(1);
+	while (got < n) {
+		if (!(rd(PS1_REG_SREG) & PS1_SREG_PKT_READY)) {
+			int ret = wait_ev(PS1_EV_PKT | PS1_EV_ERR, timeout_ms, &ev);
+
+			if (ret == -EIO &&
+			    (rd(PS1_REG_SREG) & PS1_SREG_ERR_MASK) ==
+			    PS1_SREG_ERR_PARITY) {
+				parity++;
+				wr(PS1_REG_CREG, PS1_CREG_CLEAR_ERR |
+				   (rd(PS1_REG_CREG) & 0xf));
+				continue;
+			}
+			if (ret == -ETIMEDOUT)
+				break;
+			if (ret) {
+				CHECK(0, "collect after %u packets: %s", got,
+				      strerror(-ret));
+				return fails;
+			}
+		}
+		words = recv_pkt(&src, data, timeout_ms);
+		if (words < 0) {
+			CHECK(0, "collect packet %u: %s", got, strerror(-words));
+			return fails;
+		}
+		/* pattern() keeps the sequence number in the low half */
+		seq = (data[0] ^ pattern(src, 0, 0)) & 0xffff;
+		for (i = 0; i < (uint32_t)words; i++)
+			if (data[i] != pattern(src, seq, i))
+				bad++;
+		if (src < 32)
+			from |= 1u << src;
+		got++;
+	}
+	printf("collect: %u of %u packets from nodes 0x%x, %u lost, %u parity errors\n",
+	       got, n, from, n - got, parity);
+	CHECK(!bad, "collected packets carry their senders' data (%u bad words)",
+	      bad);
+	return fails;
+}
+
 static int cmd_echo(uint32_t n, uint32_t timeout_ms)
 {
 	uint32_t data[PS1_PKT_MAX_WORDS], src, s, i;
@@ -651,7 +708,7 @@ static int cmd_expect_err(uint32_t bits, uint32_t timeout_ms)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ps1test info|bad|pool|poll|send DEST N [WORDS]|recv N [MS]|echo N [MS]|ping PEER N [WORDS]|crash-tx DEST|crash-rx [MS]|unplug|busy|barrier LINE [MS [GOFILE]]|fuzz [N]|dmesg|state|expect-err BITS [MS]\n");
+	fprintf(stderr, "usage: ps1test info|bad|pool|poll|send DEST N [WORDS]|recv N [MS]|collect N [MS]|echo N [MS]|ping PEER N [WORDS]|crash-tx DEST|crash-rx [MS]|unplug|busy|barrier LINE [MS [GOFILE]]|fuzz [N]|dmesg|state|expect-err BITS [MS]\n");
 	return 2;
 }
 
@@ -678,6 +735,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "recv") && argc >= 3)
 		return !!cmd_recv(arg_or(argc, argv, 2, 1),
 				  arg_or(argc, argv, 3, 10000));
+	if (!strcmp(cmd, "collect") && argc >= 3)
+		return !!cmd_collect(arg_or(argc, argv, 2, 1),
+				     arg_or(argc, argv, 3, 2000));
 	if (!strcmp(cmd, "echo") && argc >= 3)
 		return !!cmd_echo(arg_or(argc, argv, 2, 1),
 				  arg_or(argc, argv, 3, 30000));

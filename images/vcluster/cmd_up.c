@@ -178,30 +178,31 @@ gboolean wait_for_agents(Cluster *c, GArray *nodes, gint64 start_us,
     return ok;
 }
 
-/* A kind or topology fabricd would refuse (topology.h), said as `up`'s. */
-static void up_topology_error(const char *kind, const char *myri_topology,
-                              const GError *err)
+/* A kind or topology fabricd would refuse (topology.h), for `vcluster CMD`. */
+static void up_topology_error(const char *cmd, const char *kind,
+                              const char *myri_topology, const GError *err)
 {
     if (g_error_matches(err, FABRIC_TOPOLOGY_ERROR,
                         FABRIC_TOPOLOGY_ERROR_KIND)) {
-        g_printerr("vcluster up: --fabric: %s\n", err->message);
+        g_printerr("vcluster %s: --fabric: %s\n", cmd, err->message);
     } else if (g_strcmp0(kind, "myrinet") == 0 && !myri_topology) {
-        g_printerr("vcluster up: %s and give it with --myrinet-topology "
-                   "FILE\n", err->message);
+        g_printerr("vcluster %s: %s and give it with --myrinet-topology "
+                   "FILE\n", cmd, err->message);
     } else {
-        g_printerr("vcluster up: %s\n", err->message);
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
     }
 }
 
-/* Lock-step's options, said as `up`'s; fills the default shift. */
-static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift)
+/* Lock-step's options, for `vcluster CMD`; fills the default shift. */
+static gboolean lockstep_options_check(const UpOptions *o, const char *cmd,
+                                       int *icount_shift)
 {
     gboolean lockstep = o->lockstep;
     const char *accel = o->accel;
 
     if (!lockstep) {
         if (*icount_shift != -1 || o->quantum_ns != -1) {
-            g_printerr("vcluster up: --%s needs --lockstep\n",
+            g_printerr("vcluster %s: --%s needs --lockstep\n", cmd,
                        *icount_shift != -1 ? "icount-shift"
                                            : "lockstep-quantum");
             return FALSE;
@@ -209,8 +210,8 @@ static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift)
         return TRUE;
     }
     if (o->quantum_ns < -1 || o->quantum_ns > VC_LOCKSTEP_QUANTUM_MAX_NS) {
-        g_printerr("vcluster up: --lockstep-quantum %" G_GINT64_FORMAT
-                   ": use 0 to %lld ns\n", o->quantum_ns,
+        g_printerr("vcluster %s: --lockstep-quantum %" G_GINT64_FORMAT
+                   ": use 0 to %lld ns\n", cmd, o->quantum_ns,
                    (long long)VC_LOCKSTEP_QUANTUM_MAX_NS);
         return FALSE;
     }
@@ -218,13 +219,13 @@ static gboolean lockstep_options_check(const UpOptions *o, int *icount_shift)
         *icount_shift = VC_ICOUNT_SHIFT_DEFAULT;
     }
     if (*icount_shift < 0 || *icount_shift > VC_ICOUNT_SHIFT_MAX) {
-        g_printerr("vcluster up: --icount-shift %d: use 0 to %d (2^N ns an "
-                   "instruction)\n", *icount_shift, VC_ICOUNT_SHIFT_MAX);
+        g_printerr("vcluster %s: --icount-shift %d: use 0 to %d (2^N ns an "
+                   "instruction)\n", cmd, *icount_shift, VC_ICOUNT_SHIFT_MAX);
         return FALSE;
     }
     if (accel && g_strcmp0(accel, "tcg") != 0 && g_strcmp0(accel, "auto")) {
-        g_printerr("vcluster up: --lockstep runs under TCG (instruction "
-                   "counting); --accel %s cannot\n", accel);
+        g_printerr("vcluster %s: --lockstep runs under TCG (instruction "
+                   "counting); --accel %s cannot\n", cmd, accel);
         return FALSE;
     }
     return TRUE;
@@ -352,7 +353,7 @@ int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
         return 2;
     }
     g_auto(GStrv) kinds = g_strsplit(fabric ? fabric : "eth", ",", -1);
-    if (!lockstep_options_check(o, &icount_shift)) {
+    if (!lockstep_options_check(o, cmd, &icount_shift)) {
         return 2;
     }
     gboolean myrinet = g_strv_contains((const char *const *)kinds,
@@ -369,14 +370,14 @@ int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
                            : g_strcmp0(kinds[i], "myrinet") == 0
                            ? myri_topology : NULL;
         if (!fabric_topology_check(kinds[i], nodes, topo, &err)) {
-            up_topology_error(kinds[i], myri_topology, err);
+            up_topology_error(cmd, kinds[i], myri_topology, err);
             return 2;
         }
     }
     /* --topology is the ps1 fabric's; checked even when it goes unused */
     if (topology && !ps1 &&
         !fabric_topology_check("ps1", nodes, topology, &err)) {
-        up_topology_error("ps1", myri_topology, err);
+        up_topology_error(cmd, "ps1", myri_topology, err);
         return 2;
     }
     int mirror_mb;

@@ -24,6 +24,13 @@
  *       check in with fetch_inc and wait for the receiver's go; the
  *       receiver times from go to the last item and checks that every
  *       item came once, in per-sender order.
+ *   tgrbench tally SEGFILE NODES ITEMS SECONDS
+ *   tgrbench spray NODE SEGID ITEMS
+ *       posted remote writes under fault rules: tally exports NODES x
+ *       ITEMS words, waits SECONDS, then counts per sender the items that
+ *       landed, were lost or were changed; spray (on each sender) writes
+ *       its ITEMS items into its own row. Nothing is retransmitted, so
+ *       the counts are the faults' effect, not a failure.
  *
  * Output: "ok   ..." lines with the numbers, or "FAIL ...", exit status 1.
  */
@@ -48,7 +55,9 @@ static void usage(void)
 		"       tgrbench pp-host write|req|soft SEGFILE ROUNDS\n"
 		"       tgrbench pp-peer write|req|soft NODE SEGID QSEGID ROUNDS\n"
 		"       tgrbench rate-recv req|soft SEGFILE SENDERS ITEMS [BYTES]\n"
-		"       tgrbench rate-send req|soft NODE CTLSEG DATASEG ITEMS\n");
+		"       tgrbench rate-send req|soft NODE CTLSEG DATASEG ITEMS\n"
+		"       tgrbench tally SEGFILE NODES ITEMS SECONDS\n"
+		"       tgrbench spray NODE SEGID ITEMS\n");
 	exit(2);
 }
 
@@ -418,6 +427,80 @@ static int cmd_rate_send(char **av)
 	return 0;
 }
 
+/* ---- tally and spray: posted writes under fault rules ----------------- */
+
+static uint32_t spray_item(uint32_t node, uint32_t i)
+{
+	return node << 24 | (i + 1);
+}
+
+static int cmd_tally(char **av)
+{
+	uint32_t nodes = arg_u32(av[1], "NODES"), items = arg_u32(av[2], "ITEMS");
+	uint32_t secs = arg_u32(av[3], "SECONDS"), segid, n, i;
+	size_t len = ((size_t)nodes * items * 4 + TGR_PAGE_SIZE - 1) &
+		     ~(size_t)(TGR_PAGE_SIZE - 1);
+	tgr_t *t = open_or_die();
+	volatile uint32_t *w;
+	int err;
+
+	if (!nodes || !items || nodes > 64 || items > 65536)
+		die_msg("tally: NODES 1..64 and ITEMS 1..65536");
+	w = page_alloc(len);
+	err = tgr_export(t, (void *)w, len, TGR_R_READ | TGR_R_WRITE, &segid);
+	if (err)
+		die("export", err);
+	write_ids(av[0], &segid, 1);
+	printf("ok   tally: node %u exports segid %u, %u x %u words, for %u s\n",
+	       tgr_node(t), segid, nodes, items, secs);
+	sleep(secs);
+	for (n = 0; n < nodes; n++) {
+		uint32_t landed = 0, lost = 0, changed = 0;
+
+		for (i = 0; i < items; i++) {
+			uint32_t v = w[n * items + i];
+
+			if (v == spray_item(n, i))
+				landed++;
+			else if (!v)
+				lost++;
+			else
+				changed++;
+		}
+		if (landed || changed)
+			printf("tally: node %u: %u of %u landed, %u lost, %u changed\n",
+			       n, landed, items, lost, changed);
+	}
+	tgr_close(t);
+	return 0;
+}
+
+static int cmd_spray(char **av)
+{
+	uint32_t node = arg_u32(av[0], "NODE"), segid = arg_u32(av[1], "SEGID");
+	uint32_t items = arg_u32(av[2], "ITEMS"), me, i;
+	tgr_t *t = open_or_die();
+	tgr_seg_t *seg = NULL;
+	volatile uint32_t *w;
+	int err = -ETIMEDOUT, tries;
+
+	/* the import's request or answer may be lost too: ask again */
+	for (tries = 0; tries < 5 && err == -ETIMEDOUT; tries++)
+		err = tgr_import(t, node, segid, TGR_R_WRITE, &seg);
+	if (err)
+		die("import", err);
+	me = tgr_node(t);
+	if ((size_t)(me + 1) * items * 4 > tgr_seg_size(seg))
+		die_msg("spray: node %u's row is outside the segment", me);
+	w = ptr_or_die(seg, (size_t)me * items * 4);
+	for (i = 0; i < items; i++)
+		tgr_write32(&w[i], spray_item(me, i));
+	printf("ok   spray: %u writes to node %u after %d import tries\n",
+	       items, node, tries);
+	tgr_close(t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -440,5 +523,9 @@ int main(int argc, char **argv)
 		return cmd_rate_recv(av, ac);
 	if (!strcmp(cmd, "rate-send") && ac == 5)
 		return cmd_rate_send(av);
+	if (!strcmp(cmd, "tally") && ac == 4)
+		return cmd_tally(av);
+	if (!strcmp(cmd, "spray") && ac == 3)
+		return cmd_spray(av);
 	usage();
 }
