@@ -118,7 +118,7 @@ static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
     Ps1Kind *k = opaque;
     Fabric *f = k->f;
     Link *link = fabric_link(f, from, to);
-    uint64_t now = fabric_rule_time_ns(f);
+    uint64_t now = fabric_time_ns(f);
     FaultRule *down = fault_rules_find_down(f->rules, from, to, now);
     FaultVerdict v;
 
