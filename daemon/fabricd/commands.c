@@ -391,7 +391,7 @@ bool fabric_command(Fabric *f, const char *line, GString *out, GError **err)
             return false;
         }
         g_string_append_printf(out, "time %" G_GUINT64_FORMAT "ns\n",
-                               fabric_rule_time_ns(f));
+                               fabric_time_ns(f));
         return true;
     }
     if (strcmp(cmd, "help") == 0) {

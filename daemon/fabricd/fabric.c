@@ -30,7 +30,8 @@ uint64_t fabric_now_ns(void)
 
 uint64_t fabric_time_ns(const Fabric *f)
 {
-    return f->lockstep ? lockstep_now(f->lockstep) : fabric_now_ns();
+    return f->lockstep ? lockstep_now(f->lockstep)
+                       : fabric_now_ns() - f->start_ns;
 }
 
 bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
@@ -45,15 +46,6 @@ bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
     f->lockstep = lockstep_new(f, f->kind->lookahead_ns(f->kind_state),
                                quantum_ns);
     return true;
-}
-
-uint64_t fabric_rule_time_ns(Fabric *f)
-{
-    /* lock-step: the virtual time of the frame being routed */
-    if (f->lockstep) {
-        return lockstep_now(f->lockstep);
-    }
-    return fabric_now_ns() - f->start_ns;
 }
 
 static uint64_t wall_clock_ns(void)
@@ -294,7 +286,7 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
         fabric_trace_fault(f, from, to, data, len, 0);
         return;
     }
-    fault_rules_eval(f->rules, from, to, fabric_rule_time_ns(f), data, len,
+    fault_rules_eval(f->rules, from, to, fabric_time_ns(f), data, len,
                      f->kind->corrupt_from, &v);
     switch (v.outcome) {
     case FAULT_DROPPED:

@@ -173,11 +173,12 @@ void fabric_trace_fault(Fabric *f, unsigned from, unsigned to,
 /* Links or fault rules changed: tell the kind (ps1 retries held packets). */
 void fabric_config_changed(Fabric *f);
 
-/* Monotonic clock (ns) used for ageing and delays. */
+/* The host's monotonic clock (ns): the delay line's due times. */
 uint64_t fabric_now_ns(void);
 /*
- * The time the models see: fabric_now_ns() when free-running, the virtual
- * time of the frame being routed in lock-step.
+ * The fabric's time, which the models and the fault rules (at=, until=)
+ * see alike: free-running, ns since fabric_new() on the host's clock;
+ * lock-step, the virtual time of the frame being routed.
  */
 uint64_t fabric_time_ns(const Fabric *f);
 /*
@@ -185,12 +186,6 @@ uint64_t fabric_time_ns(const Fabric *f);
  * look-ahead (docs/lockstep.md).
  */
 bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err);
-
-/*
- * The time fault rules see (at=, until=) for the copy being processed:
- * free-running, fabricd's elapsed time since fabric_new().
- */
-uint64_t fabric_rule_time_ns(Fabric *f);
 
 bool fabric_capture_start(Fabric *f, const char *path, GError **err);
 /* Stop capturing; *frames gets the number of recorded copies. */

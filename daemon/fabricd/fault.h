@@ -6,7 +6,7 @@
  * docs/fabricd.md has the full syntax.  Every random decision comes from a
  * PRNG stream owned by one (rule, directed link) pair, and every rule is
  * active in a window of rule time (at=, until=): the time of the copy that
- * the caller passes in (fabric_rule_time_ns()).
+ * the caller passes in (fabric_time_ns()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

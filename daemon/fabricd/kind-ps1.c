@@ -21,6 +21,7 @@ typedef struct Ps1Kind {
     Fabric *f;
     Ps1Config cfg;
     Ps1Net *net;
+    /* free-running only: lock-step keeps these times in the stamps */
     DelayLine *wake;        /* due times of packets on delayed links */
     DelayLine *down_end;    /* Ps1DownEnd: scheduled down rules ending */
     GHashTable *down_ends;  /* their until_ns, one wake per distinct end */
@@ -111,23 +112,52 @@ static void ps1_trace_drop(Fabric *f, unsigned from, unsigned to,
     fabric_trace_fault(f, from, to, frame, FABRIC_HDR_LEN + len, rule);
 }
 
+/*
+ * Lock-step: a packet that meets `*down` at its virtual time `t` waits for
+ * the window to end and crosses then, unless another one is open by then;
+ * returns when it crosses.  Each window passed ends after `t`, so none
+ * comes twice.  *down is left NULL, or at a window without an end, which
+ * holds the packet until a command lifts it.
+ */
+static uint64_t wait_down_windows(Fabric *f, unsigned from, unsigned to,
+                                  uint64_t t, FaultRule **down, bool count)
+{
+    while (*down && (*down)->until_ns != FAULT_FOREVER) {
+        if (count) {
+            (*down)->matched++;
+            (*down)->fired++;
+        }
+        t = (*down)->until_ns;
+        *down = fault_rules_find_down(f->rules, from, to, t);
+    }
+    return t;
+}
+
 static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
-                          uint8_t *payload, size_t len, bool retry,
-                          bool *corrupted, uint64_t *delay_ns)
+                          uint8_t *payload, size_t len, Ps1Crossing *x)
 {
     Ps1Kind *k = opaque;
     Fabric *f = k->f;
     Link *link = fabric_link(f, from, to);
-    uint64_t now = fabric_rule_time_ns(f);
+    /* lock-step: the packet's virtual time; free-running: the clock now */
+    uint64_t now = f->lockstep ? x->time_ns : fabric_time_ns(f);
     FaultRule *down = fault_rules_find_down(f->rules, from, to, now);
+    uint64_t crossed = now;
     FaultVerdict v;
 
+    if (f->lockstep && !link->admin_down) {
+        crossed = wait_down_windows(f, from, to, now, &down, !x->retry);
+        x->wait_ns = crossed - now;
+        if (x->wait_ns && !down && !x->retry) {
+            link->c.down++;
+        }
+    }
     /* a down link carries nothing: the packet waits for `link up` */
     if (link->admin_down || down) {
-        if (down) {
+        if (down && !f->lockstep) {
             wake_at_down_end(k, down, now);
         }
-        if (!retry) {
+        if (!x->retry) {
             link->c.down++;
             if (down) {
                 down->matched++;
@@ -136,24 +166,27 @@ static Ps1Cross ps1_cross(void *opaque, unsigned from, unsigned to,
         }
         return PS1_CROSS_HOLD;
     }
-    /* duplicate and reorder rules are refused (ps1_check_fault) */
-    fault_rules_eval(f->rules, from, to, now, payload, len, 0, &v);
+    /* the other rules apply as it crosses; reorder and duplicate are
+       refused (ps1_check_fault) */
+    fault_rules_eval(f->rules, from, to, crossed, payload, len, 0, &v);
     if (v.outcome != FAULT_PASS) {
         link->c.dropped++;
-        ps1_trace_drop(f, from, to, now, payload, len, v.rule);
+        ps1_trace_drop(f, from, to, crossed, payload, len, v.rule);
         return PS1_CROSS_DROP;
     }
     if (v.corrupted) {
         memcpy(payload, v.corrupted, len);
         g_free(v.corrupted);
         link->c.corrupted++;
-        *corrupted = true;
+        x->corrupted = true;
     }
     if (v.delay_ns) {
         link->c.delayed++;
-        *delay_ns = v.delay_ns;
-        delay_line_add(k->wake, fabric_now_ns() + v.delay_ns, k);
+        if (!f->lockstep) {
+            delay_line_add(k->wake, fabric_now_ns() + v.delay_ns, k);
+        }
     }
+    x->delay_ns = (crossed - now) + v.delay_ns;
     link->c.frames++;
     link->c.bytes += FABRIC_HDR_LEN + len;
     return PS1_CROSS_PASS;
@@ -197,6 +230,7 @@ static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
         g_free(k);
         return NULL;
     }
+    k->cfg.lockstep = opts->lockstep;
     k->f = f;
     k->net = ps1net_new(&k->cfg, &ps1_ops, k);
     k->wake = delay_line_new(ps1_wake, ps1_wake_free, k);

@@ -44,7 +44,10 @@ typedef struct Ps1Packet {
     bool link_held;         /* waiting at a down link (counted once) */
     bool corrupted;
     uint64_t send_time_ns;
-    uint64_t arrive_ns;     /* monotonic: still crossing a delayed link */
+    uint64_t arrive_ns;     /* free-running: still crossing a delayed link */
+    uint64_t late_ns;       /* lock-step: virtual time delays added */
+    uint64_t ready_ns;      /* lock-step: its time at this node, if later
+                               than the model's (it was delayed) */
     uint32_t len;
     uint8_t payload[];
 } Ps1Packet;
@@ -59,6 +62,9 @@ typedef struct Ps1Node {
     unsigned dev_credit;
     uint8_t bar_mask, bar_arrived;
     uint64_t bar_time[FABRIC_PS1_BARRIER_LINES];
+    /* lock-step: when the last late packet's tail reached the next node
+       on the y and x cable (CH_Y, CH_X) */
+    uint64_t cable_tail[CH_HOST];
     Ps1NodeCounters c;
 } Ps1Node;
 
@@ -368,7 +374,8 @@ static bool deliver(Ps1Net *n, unsigned u, Ps1Packet *p)
         .src = p->src, .dst = u, .len = p->len,
         .send_time_ns = p->send_time_ns,
         .deliver_time_ns = p->send_time_ns +
-                           ps1_latency_ns(&n->cfg, p->hops, p->count),
+                           ps1_latency_ns(&n->cfg, p->hops, p->count) +
+                           p->late_ns,
     };
     Ps1Emit e = {
         .node = u, .frame = frame, .len = FABRIC_HDR_LEN + p->len,
@@ -382,8 +389,13 @@ static bool deliver(Ps1Net *n, unsigned u, Ps1Packet *p)
     return n->ops.emit(n->opaque, &e);
 }
 
-/* The head of host-in left: give the device its next insertion credit. */
-static void host_in_left(Ps1Net *n, unsigned u, const Ps1Packet *p)
+/*
+ * The head of host-in left: give the device its next insertion credit.
+ * In lock-step it left `wait_ns` later than its stamp says when it waited
+ * for a down window to end.
+ */
+static void host_in_left(Ps1Net *n, unsigned u, const Ps1Packet *p,
+                         uint64_t wait_ns)
 {
     Ps1Node *nd = &n->node[u];
     uint8_t pl[FABRIC_PS1_CREDIT_LEN];
@@ -394,9 +406,37 @@ static void host_in_left(Ps1Net *n, unsigned u, const Ps1Packet *p)
     }
     fabric_put_le32(pl, 1);
     if (emit(n, u, FABRIC_TYPE_CREDIT, pl, sizeof(pl), p->send_time_ns,
-             p->send_time_ns + ps1_latency_ns(&n->cfg, 0, p->count))) {
+             p->send_time_ns + ps1_latency_ns(&n->cfg, 0, p->count) +
+             wait_ns)) {
         nd->dev_credit = 1;
     }
+}
+
+/*
+ * Lock-step: the packet crossed the cable from `u` into `to_ch` at its time
+ * `t`, `extra` later than its stamp said (a delay, a down window).  The
+ * cable keeps its order: a packet arrives no earlier than the late one
+ * before it, whether late itself or not.  A packet that is not late leaves
+ * no mark, so without delays the stamps are those of the free-running model.
+ */
+static void cross_late(Ps1Net *n, unsigned u, int to_ch, Ps1Packet *p,
+                       uint64_t t, uint64_t extra)
+{
+    uint64_t *tail = &n->node[u].cable_tail[to_ch];
+    uint64_t at = p->send_time_ns +
+                  ps1_latency_ns(&n->cfg, p->hops + 1, p->count) +
+                  p->late_ns + extra;
+
+    if (at < *tail) {
+        extra += *tail - at;
+        at = *tail;
+    }
+    if (!p->late_ns && !extra) {
+        return;
+    }
+    p->late_ns += extra;
+    p->ready_ns = t + extra;
+    *tail = at;
 }
 
 /* Try to move the head of channel `c` of node `u`; true if it left. */
@@ -412,6 +452,7 @@ static bool try_head(Ps1Net *n, unsigned u, int c)
     unsigned to = u;
     int to_ch = CH_HOST;
     Ps1Packet *gone = NULL;
+    uint64_t wait_ns = 0;
     bool valid;
 
     if (!p || p->arrive_ns > n->now_ns) {
@@ -464,28 +505,36 @@ static bool try_head(Ps1Net *n, unsigned u, int c)
         g_queue_pop_head(&nd->ch[c]);
         gone = p;
     } else {
-        bool corrupted = false;
-        uint64_t delay_ns = 0;
+        /* a delayed packet's time runs ahead of the model's (lock-step) */
+        Ps1Crossing x = { .time_ns = MAX(n->now_ns, p->ready_ns),
+                          .retry = p->link_held };
         Ps1Cross verdict = PS1_CROSS_PASS;
 
         if (!room(n, to, to_ch)) {
             return waits(n, u, p);
         }
         if (n->ops.cross) {
-            verdict = n->ops.cross(n->opaque, u, to, p->payload, p->len,
-                                   p->link_held, &corrupted, &delay_ns);
+            verdict = n->ops.cross(n->opaque, u, to, p->payload, p->len, &x);
         }
         if (verdict == PS1_CROSS_HOLD) {
             p->link_held = true;
             return waits(n, u, p);
         }
         g_queue_pop_head(&nd->ch[c]);
+        wait_ns = x.wait_ns;
+        if (wait_ns) {
+            waits(n, u, p);
+        }
         if (verdict == PS1_CROSS_DROP) {
             nd->c.dropped++;
             gone = p;
         } else {
-            p->corrupted |= corrupted;
-            p->arrive_ns = n->now_ns + delay_ns;
+            p->corrupted |= x.corrupted;
+            if (cfg->lockstep) {
+                cross_late(n, u, to_ch, p, x.time_ns, x.delay_ns);
+            } else {
+                p->arrive_ns = n->now_ns + x.delay_ns;
+            }
             p->hops++;
             p->guard++;
             p->held_at = p->unroutable_at = -1;
@@ -500,7 +549,7 @@ static bool try_head(Ps1Net *n, unsigned u, int c)
     } else if (c == CH_Y) {
         mark(n, prev_y(cfg, u));
     } else {
-        host_in_left(n, u, p);
+        host_in_left(n, u, p, wait_ns);
     }
     g_free(gone);
     return true;

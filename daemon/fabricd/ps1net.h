@@ -7,8 +7,11 @@
  * the credit the device returns.  Packets move whole (virtual cut-through)
  * under the paper's deadlock-free rules and are never dropped for lack of
  * space: they wait.  The module is pure: it is fed wire frames and a
- * monotonic time, and it emits wire frames and asks about link crossings
- * through callbacks, so it can be tested without sockets.
+ * time, and it emits wire frames and asks about link crossings through
+ * callbacks, so it can be tested without sockets.  Free-running, the time
+ * is fabricd's clock and a delayed packet waits on its cable until the
+ * model is kicked after its due time; in lock-step (Ps1Config.lockstep) it
+ * is virtual time, and a delay is added to the packet's delivery stamp.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -38,6 +41,12 @@ typedef struct Ps1Config {
     unsigned width, height;     /* torus; a ring is width = nodes, height 1 */
     uint64_t hop_ns;            /* routing delay per link crossed */
     uint64_t link_mbps;         /* link rate, megabytes per second */
+    /*
+     * Lock-step: cable delays (and waits for down windows to end) add
+     * virtual time to the packet's stamp instead of holding it on the
+     * cable, since nothing wakes the model at a virtual time.
+     */
+    bool lockstep;
 } Ps1Config;
 
 /*
@@ -67,6 +76,17 @@ typedef enum Ps1Cross {
     PS1_CROSS_HOLD,     /* the link is down: the packet waits */
 } Ps1Cross;
 
+/* One link crossing, as the cross callback sees it. */
+typedef struct Ps1Crossing {
+    uint64_t time_ns;   /* in: the packet's time at the cable */
+    bool retry;         /* in: it was held at this cable before */
+    bool corrupted;     /* out: the callback flipped payload bits */
+    uint64_t delay_ns;  /* out: it arrives this much later */
+    uint64_t wait_ns;   /* out, lock-step: of delay_ns, the wait for a down
+                           window to end before it left (counted as held;
+                           from host-in, its insertion credit comes later) */
+} Ps1Crossing;
+
 /* One frame for a device: a 32-byte fabric header and its payload. */
 typedef struct Ps1Emit {
     unsigned node;
@@ -87,15 +107,15 @@ typedef struct Ps1Ops {
      */
     bool (*emit)(void *opaque, const Ps1Emit *e);
     /*
-     * A packet is about to cross the link from>to.  `retry` is true when
-     * it was held at this link before.  The callback may flip bits of the
-     * payload (and set *corrupted) and set *delay_ns: the packet then takes
-     * that long (on the monotonic clock) to arrive, and the caller must
-     * call ps1net_kick() once it is due.  NULL: every crossing passes.
+     * A packet is about to cross the link from>to.  The callback may flip
+     * bits of the payload and set the outputs of `x`.  Free-running, a
+     * delayed packet then stays in the next node's channel (in flight)
+     * until delay_ns after the model's time, and the caller must call
+     * ps1net_kick() once it is due; in lock-step it moves on at once, its
+     * stamp delay_ns later.  NULL: every crossing passes.
      */
     Ps1Cross (*cross)(void *opaque, unsigned from, unsigned to,
-                      uint8_t *payload, size_t len, bool retry,
-                      bool *corrupted, uint64_t *delay_ns);
+                      uint8_t *payload, size_t len, Ps1Crossing *x);
 } Ps1Ops;
 
 typedef enum Ps1Input {
@@ -148,7 +168,7 @@ void ps1net_hello_done(Ps1Net *n, unsigned node, uint64_t now_ns);
  * One frame (header and payload, already framed) from `node`'s device,
  * other than HELLO.
  * On anything but PS1_IN_OK, `why` says what was wrong.  `now_ns` is the
- * monotonic clock, used for link delays only.
+ * fabric's time (fabric_time_ns()), used for link delays only.
  */
 Ps1Input ps1net_input(Ps1Net *n, unsigned node, const uint8_t *frame,
                       size_t len, uint64_t now_ns, char *why,

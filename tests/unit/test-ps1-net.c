@@ -35,6 +35,7 @@ typedef struct Dev {
     unsigned rx_read;       /* rx entries the host has read */
     bool auto_read;         /* read (return credit) at once */
     unsigned credit_frames; /* CREDIT frames received */
+    uint64_t credit_ns;     /* the last one's deliver_time_ns */
     GArray *released;       /* barrier releases: guint8 bits */
     GArray *release_ns;     /* their deliver_time_ns (guint64) */
     GPtrArray *rejects;     /* REJECT reasons */
@@ -47,6 +48,8 @@ typedef struct Link {
     unsigned drop_next;     /* drop this many packets */
     int flip_bit;           /* flip this payload bit on every packet, or -1 */
     uint64_t delay_ns;
+    uint64_t down_until_ns; /* lock-step: down until then (virtual time) */
+    uint64_t last_time_ns;  /* the time the last crossing was asked at */
     unsigned crossed, held, dropped;
 } Link;
 
@@ -84,15 +87,15 @@ static bool sim_emit(void *opaque, const Ps1Emit *e)
 }
 
 static Ps1Cross sim_cross(void *opaque, unsigned from, unsigned to,
-                          uint8_t *payload, size_t len, bool retry,
-                          bool *corrupted, uint64_t *delay_ns)
+                          uint8_t *payload, size_t len, Ps1Crossing *x)
 {
     Sim *s = opaque;
     Link *l = &s->link[from * s->nodes + to];
 
     g_assert_true(ps1_has_link(&s->cfg, from, to));
+    l->last_time_ns = x->time_ns;
     if (l->down) {
-        l->held += !retry;
+        l->held += !x->retry;
         return PS1_CROSS_HOLD;
     }
     if (l->drop_next) {
@@ -102,9 +105,14 @@ static Ps1Cross sim_cross(void *opaque, unsigned from, unsigned to,
     }
     if (l->flip_bit >= 0 && (size_t)l->flip_bit < len * 8) {
         payload[l->flip_bit / 8] ^= 1u << (l->flip_bit % 8);
-        *corrupted = true;
+        x->corrupted = true;
     }
-    *delay_ns = l->delay_ns;
+    /* lock-step: a down window ending at down_until_ns is waited out */
+    if (s->cfg.lockstep && x->time_ns < l->down_until_ns) {
+        x->wait_ns = l->down_until_ns - x->time_ns;
+        x->delay_ns = x->wait_ns;
+    }
+    x->delay_ns += l->delay_ns;
     l->crossed++;
     return PS1_CROSS_PASS;
 }
@@ -182,8 +190,10 @@ static Ps1Input sim_input(Sim *s, unsigned node, uint8_t kind, uint8_t type,
 
     fabric_hdr_encode(&h, frame);
     memcpy(frame + FABRIC_HDR_LEN, pl, len);
-    r = ps1net_input(s->net, node, frame, FABRIC_HDR_LEN + len, s->now_ns,
-                     why, sizeof(why));
+    /* lock-step: fabricd routes a frame at its virtual send time */
+    r = ps1net_input(s->net, node, frame, FABRIC_HDR_LEN + len,
+                     s->cfg.lockstep ? s->vtime : s->now_ns, why,
+                     sizeof(why));
     if (r != PS1_IN_OK) {
         g_assert_cmpuint(strlen(why), >, 0);
     }
@@ -286,6 +296,7 @@ static bool sim_drain(Sim *s)
             g_assert_cmpuint(fabric_get_le32(pl), ==, 1);
             d->ins_credit++;
             d->credit_frames++;
+            d->credit_ns = h.deliver_time_ns;
             /* flow control: never more than the one packet in host-in */
             g_assert_cmpuint(d->ins_credit, ==, 1);
             break;
@@ -1148,6 +1159,88 @@ static void test_link_faults(void)
     sim_free(s);
 }
 
+/*
+ * Lock-step: a delay or a down window's wait is virtual time in the stamp.
+ * The packet moves on at once (nothing would wake the model later), the
+ * packets behind it on the cable arrive no earlier, and the destination's
+ * RX credit stays taken until its board reads it.
+ */
+static void test_lockstep_delay(void)
+{
+    Ps1Config c;
+    Sim *s;
+    Link *l01, *l12;
+    const Rx *rx;
+    uint64_t lat4, first;
+
+    g_assert_true(ps1_config_init(&c, 3, "ring", NULL));
+    c.lockstep = true;
+    s = sim_new_cfg(&c);
+    l01 = &s->link[0 * 3 + 1];
+    l12 = &s->link[1 * 3 + 2];
+    lat4 = ps1_latency_ns(&c, 1, 4);
+    hello_all(s);
+    s->dev[1].auto_read = false;
+
+    /* send + hop + bytes + delay, and no wake-up needed */
+    l01->delay_ns = 5000;
+    queue_packet(s, 0, 1, 4);
+    sim_settle(s);
+    g_assert_cmpuint(s->dev[1].rx->len, ==, 1);
+    rx = &g_array_index(s->dev[1].rx, Rx, 0);
+    g_assert_cmpuint(rx->deliver_ns, ==, rx->send_ns + lat4 + 5000);
+    first = rx->deliver_ns;
+    g_assert_cmpuint(info(s, 1).in_flight, ==, 0);
+    /* on the cable, not in host-in: the insertion credit is not late */
+    g_assert_cmpuint(s->dev[0].credit_ns, ==,
+                     rx->send_ns + ps1_latency_ns(&c, 0, 4));
+    g_assert_cmpuint(info(s, 1).credit, ==,
+                     FABRIC_PS1_RX_FIFO - FABRIC_PS1_PKT_BYTES(4));
+
+    /* the next packet on the cable is not delayed but waits behind it */
+    l01->delay_ns = 0;
+    queue_packet(s, 0, 1, 4);
+    sim_settle(s);
+    rx = &g_array_index(s->dev[1].rx, Rx, 1);
+    g_assert_cmpuint(rx->send_ns, ==, T0 + 20);
+    g_assert_cmpuint(rx->deliver_ns, ==, first);
+    /* once the cable is clear, stamps are the model's again */
+    s->vtime += 100000;
+    queue_packet(s, 0, 1, 4);
+    sim_settle(s);
+    rx = &g_array_index(s->dev[1].rx, Rx, 2);
+    g_assert_cmpuint(rx->deliver_ns, ==, rx->send_ns + lat4);
+    g_assert_cmpuint(info(s, 1).credit, ==,
+                     FABRIC_PS1_RX_FIFO - 3 * FABRIC_PS1_PKT_BYTES(4));
+    while (host_read(s, 1)) {
+        sim_settle(s);
+    }
+
+    /* two hops: the next cable is asked at the packet's delayed time */
+    l01->delay_ns = 7000;
+    queue_packet(s, 0, 2, 1);
+    sim_settle(s);
+    rx = &g_array_index(s->dev[2].rx, Rx, 0);
+    g_assert_cmpuint(l12->last_time_ns, ==, rx->send_ns + 7000);
+    g_assert_cmpuint(rx->deliver_ns, ==,
+                     rx->send_ns + ps1_latency_ns(&c, 2, 1) + 7000);
+    l01->delay_ns = 0;
+
+    /* a down window with an end: crossed when it ends, counted as held */
+    s->vtime += 100000;
+    l01->down_until_ns = s->vtime + 30000;
+    queue_packet(s, 0, 1, 4);
+    sim_settle(s);
+    g_assert_cmpuint(s->dev[1].rx->len, ==, 4);
+    rx = &g_array_index(s->dev[1].rx, Rx, 3);
+    g_assert_cmpuint(rx->deliver_ns, ==, l01->down_until_ns + lat4);
+    g_assert_cmpuint(info(s, 0).c.held, ==, 1);
+    /* it left host-in then: so comes the board's next insertion credit */
+    g_assert_cmpuint(s->dev[0].credit_ns, ==,
+                     l01->down_until_ns + ps1_latency_ns(&c, 0, 4));
+    sim_free(s);
+}
+
 /* ---- barrier ---- */
 
 static void test_barrier(void)
@@ -1428,6 +1521,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ps1net/forwarding-rules", test_forwarding_rules);
     g_test_add_func("/ps1net/routes", test_routes);
     g_test_add_func("/ps1net/link-faults", test_link_faults);
+    g_test_add_func("/ps1net/lockstep-delay", test_lockstep_delay);
     g_test_add_func("/ps1net/barrier", test_barrier);
     g_test_add_func("/ps1net/insertion-credit", test_insertion_credit);
     g_test_add_func("/ps1net/deadlock-freedom", test_deadlock_freedom);
