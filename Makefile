@@ -10,6 +10,8 @@
 #   make bench-myri       Myrinet card (HAL, ports) vs TCP -> build/bench/myri.tsv
 #   make bench-tgr        Telegraphos remote memory and REQ -> build/bench/tgr.tsv
 #   make bench-rv32       the Myrinet card's RV32IM core, MIPS -> build/bench/rv32.tsv
+#   make bench-lockstep   the benchmarks in virtual time, slowdown, determinism,
+#                         16 nodes -> build/bench/lockstep.tsv, lockstep-runs.tsv
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
@@ -53,7 +55,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 clean distclean
+.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep clean distclean
 
 all: qemu tools image
 
@@ -234,7 +236,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32
+bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -250,6 +252,9 @@ bench-tgr: all
 
 bench-rv32: $(B)/tests/unit/test-rv32
 	@./tests/bench/rv32.sh
+
+bench-lockstep: all
+	@./tests/bench/lockstep.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

@@ -7,13 +7,15 @@
 #     drops and the corrupted copies, RDP hides them, a replay is
 #     identical, another seed gives another digest, and one rule changed
 #     is reported at the first frame where the traces part;
+#   - ps1 under the same faults (no retransmission): node0 counts what
+#     came, never a damaged word, and the replay is identical;
 #   - the eth LAN in step beside ps1: kernel ping, replayed identically;
 #   - the traces open in tshark with virtual times;
 #   - up --lockstep: an interactive cluster whose nodes answer exec.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-ls "${1:-direct}"
-plan 19
+plan 21
 
 # lsrun DIR KIND [RUN-ARGS...] -- CMD: a 3-node lock-step run into DIR
 lsrun() {
@@ -79,6 +81,18 @@ said=$(sed -n 's/.*frame #\([0-9]*\).*/\1/p' "$tmp/diff.log" | head -n 1)
 	pass "$mode: myrinet: one rule changed is reported at frame #$said, where the traces part" ||
 	fail "$mode: myrinet: one rule changed is reported at the right frame" "tshark: line ${first:-none}; vcluster: $(head -n 2 "$tmp/diff.log" | tr '\n' ' ')"
 check "$mode: myrinet: replaying the changed run is identical to it" replayed "$tmp/myri6"
+
+# --- ps1 under the same faults: the board has no retransmission, so node0
+# counts the packets that came; a damaged one is a parity error, never data
+ps1lossy='case $VC_NODE in 0) ps1test collect 200 2000 ;; *) ps1test send 0 100 16 ;; esac'
+lsrun "$tmp/ps1f" ps1 --seed 4 --faults "$tmp/faults" -- "$ps1lossy"
+got=$(sed -n 's/^collect: \([0-9]*\) of 200 packets.*/\1/p' "$tmp/ps1f/node0.out")
+exits_ok "$tmp/ps1f" && [ -n "$got" ] && [ "$got" -lt 200 ] && [ "$got" -gt 100 ] &&
+	grep -q '^ok .*(0 bad words)' "$tmp/ps1f/node0.out" &&
+	pass "$mode: ps1: 5 % loss, 1 % corruption: $got of 200 packets came, none damaged" ||
+	fail "$mode: ps1: under loss and corruption, node0 counts what came" \
+		"$(grep -e collect -e FAIL "$tmp/ps1f/node0.out" | head -n 2 | tr '\n' ' ')"
+check "$mode: ps1: the lossy run's replay is identical" replayed "$tmp/ps1f"
 
 # --- telegraphos: a remote-write ping-pong between node0 and node1, node2
 # reads node0's memory

@@ -36,6 +36,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -475,28 +477,64 @@ static int cmd_tally(char **av)
 	return 0;
 }
 
+/*
+ * A corrupted header can make the exporter refuse a write and mark our
+ * import stale; the next store then faults (SIGBUS, synchronous), and we
+ * import again and go on from that item.
+ */
+static sigjmp_buf spray_fault;
+
+static void spray_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(spray_fault, 1);
+}
+
+/* Import node's segid for writing: ask again while the answer may come. */
+static tgr_seg_t *spray_import(tgr_t *t, uint32_t node, uint32_t segid,
+			       uint32_t *tries)
+{
+	tgr_seg_t *seg = NULL;
+	int err;
+
+	do {
+		err = tgr_import(t, node, segid, TGR_R_WRITE, &seg);
+		if (!err)
+			return seg;
+		/* lost request or answer; free-running, a node still booting */
+		if (err != -ETIMEDOUT && err != -EHOSTUNREACH && err != -ENOENT)
+			break;
+		usleep(500000);
+	} while (++*tries < 20);
+	die("import", err);
+}
+
 static int cmd_spray(char **av)
 {
 	uint32_t node = arg_u32(av[0], "NODE"), segid = arg_u32(av[1], "SEGID");
-	uint32_t items = arg_u32(av[2], "ITEMS"), me, i;
+	uint32_t items = arg_u32(av[2], "ITEMS"), me, tries = 0;
+	volatile uint32_t i = 0, faults = 0;
 	tgr_t *t = open_or_die();
-	tgr_seg_t *seg = NULL;
+	tgr_seg_t *volatile seg = spray_import(t, node, segid, &tries);
+	struct sigaction sa = { .sa_handler = spray_sigbus };
 	volatile uint32_t *w;
-	int err = -ETIMEDOUT, tries;
 
-	/* the import's request or answer may be lost too: ask again */
-	for (tries = 0; tries < 5 && err == -ETIMEDOUT; tries++)
-		err = tgr_import(t, node, segid, TGR_R_WRITE, &seg);
-	if (err)
-		die("import", err);
 	me = tgr_node(t);
 	if ((size_t)(me + 1) * items * 4 > tgr_seg_size(seg))
 		die_msg("spray: node %u's row is outside the segment", me);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(spray_fault, 1)) {
+		if (++faults > 5)
+			die("spray: stores still refused after 5 imports", -EIO);
+		tgr_unimport(seg);
+		seg = spray_import(t, node, segid, &tries);
+	}
 	w = ptr_or_die(seg, (size_t)me * items * 4);
-	for (i = 0; i < items; i++)
+	for (; i < items; i++)
 		tgr_write32(&w[i], spray_item(me, i));
-	printf("ok   spray: %u writes to node %u after %d import tries\n",
-	       items, node, tries);
+	printf("ok   spray: %u writes to node %u, %u refused stores imported again\n",
+	       items, node, faults);
 	tgr_close(t);
 	return 0;
 }
