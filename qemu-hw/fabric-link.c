@@ -10,9 +10,18 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
+#include "qemu/units.h"
+#include "chardev/char-socket.h"
 #include "fabric-link.h"
 #include "lockstep.h"
 #include "proto/sync.h"
+
+/*
+ * Lock-step: a node's frames wait in ls_out and go to fabricd with its
+ * report, in one write; beyond this they go at once, whole (fabricd
+ * always reads a lock-step link).
+ */
+#define FABRIC_LINK_LS_OUT_MAX  (256 * KiB)
 
 /* A frame waiting for its delivery time (lock-step). */
 typedef struct FabricLinkFrame {
@@ -200,6 +209,9 @@ static void fabric_link_tx_clear(FabricLink *l)
         g_byte_array_set_size(l->txq, 0);
     }
     l->txq_head = 0;
+    if (l->ls_out) {
+        g_byte_array_set_size(l->ls_out, 0);
+    }
 }
 
 /* Write what the socket takes of the output queue; true when it is empty. */
@@ -251,16 +263,22 @@ static gboolean fabric_link_tx_ready(void *do_not_use, GIOCondition cond,
     return G_SOURCE_CONTINUE;
 }
 
-/* Lock-step: write the whole output queue, waiting for the socket. */
-static void fabric_link_tx_flush_sync(FabricLink *l)
+/*
+ * Lock-step: write the round's frames, waiting for the socket.  fabricd
+ * acts on them only once the node has reported, so sending them together
+ * with the report loses no time and saves a write per frame.
+ */
+static void fabric_link_ls_flush(FabricLink *l)
 {
-    uint32_t n = fabric_link_tx_queued(l);
+    GByteArray *out = l->ls_out;
 
-    if (n && qemu_chr_fe_write_all(l->chr, l->txq->data + l->txq_head,
-                                   n) != (int)n) {
+    if (out && out->len &&
+        qemu_chr_fe_write_all(l->chr, out->data, out->len) != (int)out->len) {
         warn_report_once("fabric link: write to fabricd failed");
     }
-    fabric_link_tx_clear(l);
+    if (out) {
+        g_byte_array_set_size(out, 0);
+    }
 }
 
 static void fabric_link_tx_watch(FabricLink *l)
@@ -351,6 +369,10 @@ void fabric_link_cleanup(FabricLink *l)
         g_byte_array_unref(l->tx_scratch);
         l->tx_scratch = NULL;
     }
+    if (l->ls_out) {
+        g_byte_array_unref(l->ls_out);
+        l->ls_out = NULL;
+    }
 }
 
 void fabric_link_set_tx_drained(FabricLink *l, FabricLinkTxDrainedFn *fn)
@@ -385,10 +407,18 @@ static bool fabric_link_queue(FabricLink *l, uint8_t type, uint8_t flags,
     if (!l->connected) {
         return false;
     }
-    /* lock-step loses nothing: fabricd always reads, so wait for it */
-    if (l->lockstep &&
-        fabric_link_tx_queued(l) + frame_len > FABRIC_LINK_TXQ_MAX) {
-        fabric_link_tx_flush_sync(l);
+    fabric_hdr_encode(&h, hdr);
+    /* lock-step loses nothing: the frame goes with the node's report */
+    if (l->lockstep) {
+        g_byte_array_append(l->ls_out, hdr, FABRIC_HDR_LEN);
+        g_byte_array_append(l->ls_out, a, alen);
+        if (blen) {
+            g_byte_array_append(l->ls_out, b, blen);
+        }
+        if (l->ls_out->len >= FABRIC_LINK_LS_OUT_MAX) {
+            fabric_link_ls_flush(l);
+        }
+        return true;
     }
     if (fabric_link_tx_queued(l) + frame_len > FABRIC_LINK_TXQ_MAX) {
         l->tx_dropped++;
@@ -401,7 +431,6 @@ static bool fabric_link_queue(FabricLink *l, uint8_t type, uint8_t flags,
         l->txq = g_byte_array_new();
         l->tx_scratch = g_byte_array_new();
     }
-    fabric_hdr_encode(&h, hdr);
     /* Behind queued output the frame must wait its turn. */
     f = fabric_link_tx_queued(l) ? l->txq : l->tx_scratch;
     if (f == l->txq && l->txq_head > l->txq->len / 2) {
@@ -473,6 +502,7 @@ static bool fabric_link_start_lockstep(FabricLink *l, Error **errp)
     }
     l->lockstep = true;
     l->granted = -1;
+    l->ls_out = g_byte_array_new();
     g_queue_init(&l->pending);
     l->deliver_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                     fabric_link_deliver_due, l);
@@ -489,13 +519,54 @@ void fabric_link_sync_report(FabricLink *l, int64_t now, uint64_t next)
     l->report_grant = l->granted;
     fabric_link_queue(l, FABRIC_TYPE_SYNC, 0, FABRIC_NODE_NONE, pl,
                       fabric_sync_report_encode(next, pl), NULL, 0);
-    fabric_link_tx_flush_sync(l);
+    fabric_link_ls_flush(l);
+}
+
+/* The socket of a connected socket chardev, else -1. */
+static int fabric_link_socket_fd(FabricLink *l)
+{
+    Chardev *chr = qemu_chr_fe_get_driver(l->chr);
+    SocketChardev *s;
+
+    if (!chr || !object_dynamic_cast(OBJECT(chr), TYPE_CHARDEV_SOCKET)) {
+        return -1;
+    }
+    s = SOCKET_CHARDEV(chr);
+    if (s->state != TCP_CHARDEV_STATE_CONNECTED || !s->sioc) {
+        return -1;
+    }
+    return s->sioc->fd;
 }
 
 bool fabric_link_wait_grant(FabricLink *l)
 {
     uint8_t buf[FABRIC_LINK_READ_MAX];
+    int fd = fabric_link_socket_fd(l);
 
+    /*
+     * On a socket, wait with g_poll() and take whatever has come: the
+     * chardev's blocking read switches the socket to blocking and back
+     * (four fcntl calls a read) and would read a frame in two.  Bytes
+     * past the grant are frames like any other; fabricd sends nothing
+     * more before the next report anyway.
+     */
+    while (fd >= 0 && l->connected && l->granted <= l->report_grant) {
+        GPollFD pfd = { .fd = fd, .events = G_IO_IN };
+        ssize_t n;
+
+        if (g_poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            break;
+        }
+        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n > 0) {
+            fabric_link_read(l, buf, n);
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            break;  /* closed or failed: the chardev's read finds out */
+        }
+    }
     while (l->connected && l->granted <= l->report_grant) {
         uint32_t want = l->in_payload ? l->hdr.len - l->have
                                       : FABRIC_HDR_LEN - l->have;

@@ -50,6 +50,7 @@ typedef struct FabricLink {
     bool lockstep;
     int64_t granted;            /* the newest grant from fabricd */
     int64_t report_grant;       /* the grant when the node last reported */
+    GByteArray *ls_out;         /* this round's frames, sent with the report */
     GQueue pending;             /* FabricLinkFrame, by delivery time */
     uint64_t pending_bytes;
     uint64_t late;              /* frames that came after their time */

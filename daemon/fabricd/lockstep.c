@@ -52,6 +52,7 @@ struct Lockstep {
     bool routing;           /* inside a round's routing */
     bool direct;            /* output goes straight to the port */
     GArray *in;             /* InFrame */
+    GByteArray *grant_out;  /* a grant's bytes, reused */
     uint64_t seq;
     LsNode *node;
     uint64_t rounds, ordered;
@@ -70,6 +71,7 @@ Lockstep *lockstep_new(Fabric *f, uint64_t lookahead_ns, uint64_t quantum_ns)
     ls->lookahead = MAX(lookahead_ns, 1);
     ls->quantum = quantum_ns ? MAX(quantum_ns, ls->lookahead) : 0;
     ls->in = g_array_new(FALSE, FALSE, sizeof(InFrame));
+    ls->grant_out = g_byte_array_new();
     ls->node = g_new0(LsNode, f->nodes);
     for (unsigned i = 0; i < f->nodes; i++) {
         g_queue_init(&ls->node[i].out);
@@ -106,6 +108,7 @@ void lockstep_free(Lockstep *ls)
         g_bytes_unref(g_array_index(ls->in, InFrame, i).frame);
     }
     g_array_free(ls->in, TRUE);
+    g_byte_array_unref(ls->grant_out);
     for (unsigned i = 0; i < ls->f->nodes; i++) {
         node_out_clear(ls, i);
     }
@@ -251,10 +254,16 @@ static void route_round(Lockstep *ls)
     }
 }
 
+/*
+ * The frames due before the grant, then the grant: one write.  Header-framed
+ * kinds put nothing before a frame on the wire, so they go as one buffer.
+ */
 static void send_grant(Lockstep *ls, unsigned i)
 {
     Port *p = &ls->f->ports[i];
     LsNode *n = &ls->node[i];
+    bool one_write = ls->f->kind->encode_prefix == fabric_hdr_frame_prefix;
+    GByteArray *out = ls->grant_out;
     uint8_t buf[FABRIC_HDR_LEN];
     FabricHdr h = {
         .kind = ls->f->kind->id, .type = FABRIC_TYPE_SYNC,
@@ -264,17 +273,26 @@ static void send_grant(Lockstep *ls, unsigned i)
     OutFrame *o;
 
     ls->direct = true;
+    g_byte_array_set_size(out, 0);
     while ((o = g_queue_peek_head(&n->out)) && o->deliver_ns < ls->grant) {
         g_queue_pop_head(&n->out);
         p->held_bytes -= g_bytes_get_size(o->frame);
         p->held_frames--;
         /* counted in the port's bound when it was held */
-        port_send_own(p, o->frame);
+        if (one_write) {
+            size_t len;
+            const uint8_t *data = g_bytes_get_data(o->frame, &len);
+
+            g_byte_array_append(out, data, len);
+        } else {
+            port_send_own(p, o->frame);
+        }
         out_frame_free(o);
     }
     fabric_hdr_encode(&h, buf);
-    g_autoptr(GBytes) sync = g_bytes_new(buf, sizeof(buf));
-    port_send_own(p, sync);
+    g_byte_array_append(out, buf, sizeof(buf));
+    g_autoptr(GBytes) all = g_bytes_new(out->data, out->len);
+    port_send_own(p, all);
     ls->direct = false;
 }
 

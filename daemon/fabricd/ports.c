@@ -299,6 +299,26 @@ unsigned port_drop_queued(Port *p)
     return dropped;
 }
 
+/*
+ * A node's input watch.  fabricd never runs the loop from inside a
+ * callback, so the watch may be dispatched as "recursive": GLib then
+ * does not take its fd out of the poll set and put it back around each
+ * dispatch, two wake-ups of the loop per read (in lock-step, per round
+ * and node).
+ */
+static guint port_watch_input(Port *p, GIOCondition cond,
+                              GUnixFDSourceFunc fn)
+{
+    GSource *s = g_unix_fd_source_new(p->fd, cond);
+    guint id;
+
+    g_source_set_callback(s, (GSourceFunc)(void (*)(void))fn, p, NULL);
+    g_source_set_can_recurse(s, TRUE);
+    id = g_source_attach(s, NULL);
+    g_source_unref(s);
+    return id;
+}
+
 /* While input is paused: the peer hung up, nothing more will be read. */
 static gboolean port_hangup(int fd, GIOCondition cond, gpointer opaque)
 {
@@ -341,8 +361,8 @@ void port_pause_input(Port *p, bool paused)
         p->in_watch = g_unix_fd_add(p->fd, G_IO_HUP | G_IO_ERR, port_hangup,
                                     p);
     } else {
-        p->in_watch = g_unix_fd_add(p->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                    port_readable, p);
+        p->in_watch = port_watch_input(p, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                       port_readable);
         /* not from here: resuming may happen deep inside another port */
         if (p->in && p->in->len && !p->resume_idle) {
             p->resume_idle = g_idle_add(port_resume_input, p);
@@ -516,8 +536,8 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
     p->input_paused = false;
     p->in = g_byte_array_sized_new(READ_CHUNK);
     f->connected[p->id] = true;
-    p->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                port_readable, p);
+    p->in_watch = port_watch_input(p, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                   port_readable);
     fprintf(stderr, "fabricd: node%u: connected\n", p->id);
     return G_SOURCE_CONTINUE;
 }
