@@ -504,6 +504,8 @@ static tgr_seg_t *spray_import(tgr_t *t, uint32_t node, uint32_t segid,
 		/* lost request or answer; free-running, a node still booting */
 		if (err != -ETIMEDOUT && err != -EHOSTUNREACH && err != -ENOENT)
 			break;
+		fprintf(stderr, "tgrbench: import try %u: %s\n", *tries + 1,
+			tgr_strerror(err));
 		usleep(500000);
 	} while (++*tries < 20);
 	die("import", err);
