@@ -269,6 +269,19 @@ static char *run_dir_make(const char *given, GError **err)
     return g_steal_pointer(&abs);
 }
 
+/* Undo run_dir_make and run_prepare: for options up_cluster refused. */
+static void run_dir_remove(const char *dir)
+{
+    const char *made[] = { VC_RUN_SCRIPT, RUN_CONF, RUN_FAULTS };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(made); i++) {
+        g_autofree char *path = g_build_filename(dir, made[i], NULL);
+
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}
+
 static gboolean copy_file(const char *from, const char *to, GError **err)
 {
     g_autofree char *text = NULL;
@@ -353,6 +366,10 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     rc = run_execute(&o, &started);
+    if (!started && rc == 2) {
+        /* refused options: no run took place, so no directory stays */
+        run_dir_remove(o.run_dir);
+    }
     up_options_clear(&o);
     return rc;
 }

@@ -502,6 +502,37 @@ static void test_up_telegraphos_errors(void)
  * `up` refuses what fabricd would refuse (fabric_topology_check), in
  * fabricd's words, before it starts a fabric or a VM.
  */
+static void G_GNUC_NORETURN run_child(void)
+{
+    g_setenv("VCLUSTER_TOP", "/nonexistent", TRUE);
+    command_child("RUN_ARGS", "vcluster run", cmd_run);
+}
+
+/* Options `run` refuses are said as run's, and leave no run directory. */
+static void test_run_errors(void)
+{
+    g_autofree char *tmp = NULL, *out = NULL, *args = NULL;
+
+    if (g_test_subprocess()) {
+        run_child();
+    }
+    tmp = g_dir_make_tmp("vc-run-XXXXXX", NULL);
+    g_assert_nonnull(tmp);
+    out = g_build_filename(tmp, "r", NULL);
+    args = g_strdup_printf("--name t3 --out %s --icount-shift 2 -- true", out);
+    command_fails("RUN_ARGS", args, 2,
+                  "vcluster run: --icount-shift needs --lockstep");
+    g_assert_false(g_file_test(out, G_FILE_TEST_EXISTS));
+    g_free(args);
+    args = g_strdup_printf("--name t3 --out %s --fabric tgr -- true", out);
+    command_fails("RUN_ARGS", args, 2,
+                  "vcluster run: --fabric: fabric kind 'tgr' is not "
+                  "implemented yet (known kinds: eth, ps1, myrinet, "
+                  "telegraphos)");
+    g_assert_false(g_file_test(out, G_FILE_TEST_EXISTS));
+    g_rmdir(tmp);
+}
+
 static void test_up_topology_errors(void)
 {
     if (g_test_subprocess()) {
@@ -566,6 +597,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vcluster/telegraphos/up-errors",
                     test_up_telegraphos_errors);
     g_test_add_func("/vcluster/topology/up-errors", test_up_topology_errors);
+    g_test_add_func("/vcluster/run/errors", test_run_errors);
     g_test_add_func("/vcluster/cp/split", test_cp_split);
     g_test_add_func("/vcluster/cp/parse", test_cp_parse);
     g_test_add_func("/vcluster/cp/local-dest", test_cp_local_dest);
