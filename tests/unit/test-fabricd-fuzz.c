@@ -1220,6 +1220,8 @@ static void ls_odd(Ls *ls, unsigned v)
     }
 }
 
+static bool ls_strict(void);
+
 static void ls_report(Ls *ls, unsigned i)
 {
     Fuzz *fz = &ls->fz;
@@ -1241,6 +1243,10 @@ static void ls_report(Ls *ls, unsigned i)
         break;
     default:
         next = t;                       /* busy */
+    }
+    /* after a grant of UINT64_MAX the next would go back (known bug 3) */
+    if (ls->grant == UINT64_MAX && !ls_strict()) {
+        next = FABRIC_SYNC_IDLE_NONE;
     }
     ls_sync(ls, i, t, next, FABRIC_SYNC_REPORT_LEN);
     ls->n[i].reported = t;
@@ -1346,12 +1352,17 @@ static void ls_expect_no_grant(Ls *ls, unsigned late)
  * send it up to LOCKSTEP_ROUND_IN_MAX in one round (see the report of
  * this finding; FUZZ_LS_STRICT=1 counts it as a failure).
  */
-static bool ls_flood_excused(Ls *ls)
+static bool ls_strict(void)
 {
     const char *strict = g_getenv("FUZZ_LS_STRICT");
 
+    return strict && *strict && strcmp(strict, "0");
+}
+
+static bool ls_flood_excused(Ls *ls)
+{
     return ls->flooded && ls->fz.kind_id == FABRIC_KIND_TELEGRAPHOS &&
-           !(strict && *strict && strcmp(strict, "0"));
+           !ls_strict();
 }
 
 static void ls_round(Ls *ls)
@@ -1652,12 +1663,18 @@ static void kb_send(Fixture *fx, unsigned i, uint8_t kind, uint8_t type,
              type == FABRIC_TYPE_DATA ? FABRIC_F_ROUTED : 0, dst, pl, len, t);
 }
 
-static void kb_report(Fixture *fx, unsigned i, uint8_t kind, uint64_t t)
+static void kb_report_next(Fixture *fx, unsigned i, uint8_t kind,
+                           uint64_t t, uint64_t next)
 {
     uint8_t pl[FABRIC_SYNC_REPORT_LEN];
 
     kb_send(fx, i, kind, FABRIC_TYPE_SYNC, FABRIC_NODE_NONE, pl,
-            fabric_sync_report_encode(t, pl), t);
+            fabric_sync_report_encode(next, pl), t);
+}
+
+static void kb_report(Fixture *fx, unsigned i, uint8_t kind, uint64_t t)
+{
+    kb_report_next(fx, i, kind, t, t);
 }
 
 /*
@@ -1677,7 +1694,7 @@ static uint64_t kb_round(Fixture *fx, uint8_t kind, uint64_t t,
     }
     for (unsigned i = 0; i < NODES; i++) {
         HdrFrame f;
-        bool alive;
+        bool alive = false;
 
         while (fx->port[i] >= 0 &&
                (alive = hdr_recv(fx->port[i], kind, &f, WAIT_MS)) &&
@@ -1759,6 +1776,50 @@ static void kb_stamp_past_grant(Fixture *fx, gconstpointer unused)
     g_assert_cmpint(fx->port[2], <, 0);
     g_assert_cmpuint(got.h.type, ==, FABRIC_TYPE_DATA);
     g_assert_cmpuint(got.h.deliver_time_ns, ==, sent + 300 + 25 * 4);
+}
+
+/* Every node's next grant, which must be the same for all. */
+static uint64_t kb_grants(Fixture *fx, uint8_t kind)
+{
+    uint64_t grant = 0;
+
+    for (unsigned i = 0; i < NODES; i++) {
+        HdrFrame f;
+
+        do {
+            g_assert_true(hdr_recv(fx->port[i], kind, &f, WAIT_MS));
+        } while (f.h.type != FABRIC_TYPE_SYNC);
+        g_assert_true(i == 0 || f.h.deliver_time_ns == grant);
+        grant = f.h.deliver_time_ns;
+    }
+    return grant;
+}
+
+/*
+ * Known bug 3: once every node is idle for good (next event UINT64_MAX)
+ * the grant is UINT64_MAX; a node that then wakes and reports a next
+ * event of 1000 ns gets 1300, earlier than that grant.  lockstep.c's
+ * try_round() takes MAX(sat_add(e, round_length), ls->grant + 1), and
+ * ls->grant + 1 wraps to 0 at UINT64_MAX.  Expected: grants never go
+ * back (sat_add(ls->grant, 1)).  Found on ps1 with FUZZ_SEED=
+ * 0xb743885d338ef61, op 132946.
+ */
+static void kb_grant_wraps(Fixture *fx, gconstpointer unused)
+{
+    uint64_t grant = kb_start(fx, FABRIC_KIND_MYRINET);
+
+    for (unsigned i = 0; i < NODES; i++) {
+        kb_report_next(fx, i, FABRIC_KIND_MYRINET, grant,
+                       FABRIC_SYNC_IDLE_NONE);
+    }
+    grant = kb_grants(fx, FABRIC_KIND_MYRINET);
+    g_assert_true(grant == UINT64_MAX);
+    for (unsigned i = 0; i < NODES; i++) {
+        kb_report_next(fx, i, FABRIC_KIND_MYRINET, 1000, 1000);
+    }
+    grant = kb_grants(fx, FABRIC_KIND_MYRINET);
+    g_test_message("the grant after UINT64_MAX: %" G_GUINT64_FORMAT, grant);
+    g_assert_true(grant == UINT64_MAX);
 }
 
 /*
@@ -1849,6 +1910,9 @@ int main(int argc, char **argv)
     if (g_getenv("FUZZ_KNOWN_BUGS")) {
         g_test_add("/fabricd-fuzz/known-bug/stamp-past-grant", Fixture,
                    args_myri_exact, fixture_setup, kb_stamp_past_grant,
+                   fixture_teardown);
+        g_test_add("/fabricd-fuzz/known-bug/grant-wraps", Fixture,
+                   args_myri_exact, fixture_setup, kb_grant_wraps,
                    fixture_teardown);
         g_test_add("/fabricd-fuzz/known-bug/tgr-flood-victim", Fixture,
                    args_tgr_ls, fixture_setup, kb_tgr_flood_victim,
