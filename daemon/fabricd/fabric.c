@@ -152,7 +152,15 @@ static void deliver(Fabric *f, unsigned from, unsigned to, GBytes *frame,
         return;     /* the peer left while the copy was on its way */
     }
     if (!port_send(dst, frame)) {
-        if (f->no_drop) {
+        if (f->no_drop && f->lockstep) {
+            /* held for its time: the receiver could not take it sooner */
+            g_autofree char *why = g_strdup_printf(
+                "lock-step: more held for node %u than its output bound "
+                "+ LOCKSTEP_HELD_EXTRA; this node sent "
+                "the frame past it; closing", to);
+
+            port_cut_off(&f->ports[from], why);
+        } else if (f->no_drop) {
             port_overflow(dst, "copy not queued");
         } else {
             link->c.congested++;

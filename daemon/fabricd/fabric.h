@@ -206,9 +206,16 @@ bool port_send(Port *p, GBytes *frame);
  * as an overflow and closed.  False if the frame was not queued.
  */
 bool port_send_own(Port *p, GBytes *frame);
+/*
+ * Queue a frame that was counted in the port's bound while lock-step held
+ * it (lockstep.c, at a grant): it is queued whatever the bound says now.
+ */
+bool port_send_held(Port *p, GBytes *frame);
 /* The port's output cost: queued and held copies, with their bookkeeping. */
 size_t port_out_cost(const Port *p);
-/* Cut the peer off: counted as an overflow, closed within a second. */
+/* Cut the peer off for `why`: counted as an overflow, closed in a second. */
+void port_cut_off(Port *p, const char *why);
+/* port_cut_off() because its output queue is full: `what` was not queued. */
 void port_overflow(Port *p, const char *what);
 /* Drop queued frames not yet partly written; returns how many. */
 unsigned port_drop_queued(Port *p);

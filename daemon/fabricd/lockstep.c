@@ -184,7 +184,8 @@ bool lockstep_output(Lockstep *ls, Port *p, GBytes *frame, size_t limit)
     OutFrame *o;
     GList *after;
 
-    if (n->left || port_out_cost(p) + len + FABRIC_FRAME_COST > limit) {
+    if (n->left || port_out_cost(p) + len + FABRIC_FRAME_COST >
+                   limit + LOCKSTEP_HELD_EXTRA) {
         return false;
     }
     o = g_new(OutFrame, 1);
@@ -285,14 +286,14 @@ static void send_grant(Lockstep *ls, unsigned i)
 
             g_byte_array_append(out, data, len);
         } else {
-            port_send_own(p, o->frame);
+            port_send_held(p, o->frame);
         }
         out_frame_free(o);
     }
     fabric_hdr_encode(&h, buf);
     g_byte_array_append(out, buf, sizeof(buf));
     g_autoptr(GBytes) all = g_bytes_new(out->data, out->len);
-    port_send_own(p, all);
+    port_send_held(p, all);
     ls->direct = false;
 }
 
@@ -331,7 +332,7 @@ static void try_round(Lockstep *ls)
         return;
     }
     ls->now = MAX(ls->now, ls->grant);
-    ls->grant = MAX(sat_add(e, round_length(ls)), ls->grant + 1);
+    ls->grant = MAX(sat_add(e, round_length(ls)), sat_add(ls->grant, 1));
     ls->rounds++;
     for (unsigned i = 0; i < f->nodes; i++) {
         if (!ls->node[i].left && f->connected[i]) {
@@ -394,10 +395,21 @@ bool lockstep_input(Lockstep *ls, Port *p, const uint8_t *frame, size_t len)
         ls->direct = false;
         return alive;
     }
+    /* its round: after its last report, up to the grant it runs to */
+    if (h.send_time_ns > ls->grant || h.send_time_ns < n->time) {
+        g_autofree char *msg = g_strdup_printf(
+            "lock-step broken: a frame stamped %" PRIu64 " ns, outside its "
+            "round (%" PRIu64 " to %" PRIu64 " ns)", h.send_time_ns, n->time,
+            ls->grant);
+
+        p->c.malformed++;
+        port_disconnect(p, msg);
+        return false;
+    }
     n->in_cost += len + FABRIC_FRAME_COST;
     if (n->in_cost > LOCKSTEP_ROUND_IN_MAX) {
-        port_overflow(p, "more input in one lock-step round than "
-                      "LOCKSTEP_ROUND_IN_MAX");
+        port_cut_off(p, "lock-step: more input in one round than "
+                     "LOCKSTEP_ROUND_IN_MAX (16 MiB); closing");
         return false;
     }
     in.send_ns = h.send_time_ns;

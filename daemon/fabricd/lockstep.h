@@ -27,6 +27,13 @@ typedef struct Lockstep Lockstep;
  */
 #define LOCKSTEP_ROUND_IN_MAX   (16u << 20)
 
+/*
+ * How far frames held for their delivery time may go past the port's
+ * output bound: one node's largest round, every frame duplicated.  The
+ * receiver could not read them sooner, so they are no sign of a stuck peer.
+ */
+#define LOCKSTEP_HELD_EXTRA     (2 * (size_t)LOCKSTEP_ROUND_IN_MAX)
+
 typedef struct LockstepStats {
     uint64_t rounds;
     uint64_t grant_ns;          /* the newest grant */
@@ -59,8 +66,8 @@ bool lockstep_holds_output(const Lockstep *ls);
 bool lockstep_may_connect(const Lockstep *ls, unsigned port);
 /*
  * Output for `p`: held until a grant passes its delivery time (at least
- * lookahead after the frame being routed).  False if it did not fit the
- * port's bound (the frame is not kept).
+ * lookahead after the frame being routed).  False if it did not fit
+ * `limit` + LOCKSTEP_HELD_EXTRA (the frame is not kept).
  */
 bool lockstep_output(Lockstep *ls, Port *p, GBytes *frame, size_t limit);
 /* The node on `port` left: the round no longer waits for it. */

@@ -217,7 +217,7 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
 {
     Fabric *f = p->fabric;
     uint8_t prefix[FABRIC_PREFIX_MAX];
-    size_t prefix_len, total;
+    size_t prefix_len, total, cost;
     OutItem *item;
 
     /* lock-step holds the frame until its grant; it is queued then */
@@ -226,7 +226,10 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
     }
     prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame), prefix);
     total = prefix_len + g_bytes_get_size(frame);
-    if (p->closing || port_out_cost(p) + total + FABRIC_FRAME_COST > limit) {
+    /* frames lock-step holds have their own bound (lockstep_output) */
+    cost = f->lockstep ? p->out_bytes + p->out_frames * FABRIC_FRAME_COST
+                       : port_out_cost(p);
+    if (p->closing || cost + total + FABRIC_FRAME_COST > limit) {
         return false;
     }
     item = g_new0(OutItem, 1);
@@ -247,19 +250,28 @@ bool port_send(Port *p, GBytes *frame)
     return port_queue(p, frame, p->fabric->out_limit);
 }
 
-void port_overflow(Port *p, const char *what)
+bool port_send_held(Port *p, GBytes *frame)
 {
-    g_autofree char *why = NULL;
+    return port_queue(p, frame, SIZE_MAX);
+}
 
+void port_cut_off(Port *p, const char *why)
+{
     if (p->fd < 0 || p->closing) {
         return;
     }
     p->c.overflows++;
-    why = g_strdup_printf("%s: output queue over its bound (%zu bytes, "
-                          "%zu frames; the peer does not read); closing",
-                          what, p->out_bytes, p->out_frames);
     /* deferred: the caller may be in the middle of this port's input */
     port_close_after_flush(p, why);
+}
+
+void port_overflow(Port *p, const char *what)
+{
+    g_autofree char *why = g_strdup_printf(
+        "%s: output queue over its bound (%zu bytes, %zu frames; the peer "
+        "does not read); closing", what, p->out_bytes, p->out_frames);
+
+    port_cut_off(p, why);
 }
 
 bool port_send_own(Port *p, GBytes *frame)

@@ -42,16 +42,11 @@ det_runs=${LOCKSTEP_BENCH_RUNS:-3}
 kinds=${LOCKSTEP_BENCH_KINDS:-"ps1 myrinet telegraphos"}
 shift_n=3	# vcluster's default icount shift: 2^3 ns an instruction
 name=bench-ls
-mkdir -p "$(dirname "$out")"
-tmp=$(mktemp -d)
+. "$top/tests/bench/lib.sh"
+bench_start "$out"
+cur=$name	# bench_cleanup takes the cluster down
 watcher=""
-cleanup() {
-	[ -n "$watcher" ] && kill "$watcher" 2>/dev/null
-	"$vc" down --name "$name" >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap '[ -n "$watcher" ] && kill "$watcher" 2>/dev/null; bench_cleanup' EXIT
 printf 'run\tkind\tmode\tnodes\tseed\twall_s\tdigest\texits\n' > "$tmp/runs"
 
 # ---- the workloads ----------------------------------------------------------
@@ -266,7 +261,7 @@ else
 	grep -h '^ok\|^FAIL' "$tmp/all2all-16/node0.out" 2>/dev/null | head -n 3 | sed 's/^/    node0: /'
 fi
 
-cp "$tmp/tsv" "$out"
+bench_save
 cp "$tmp/runs" "$runs_out"
 
 # ---- the tables -------------------------------------------------------------------

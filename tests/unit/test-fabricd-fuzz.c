@@ -16,8 +16,8 @@
  * is close, not always exact.  `make fuzz-fabricd` runs 10^6 per kind.
  *
  * /fabricd-fuzz/lockstep/<kind> fuzzes fabricd --lockstep (see "lock-step"
- * below), with 1/LS_OPS_SHARE of a kind's operations.  FUZZ_KNOWN_BUGS=1
- * adds the reproducers of what it found that is not fixed yet.
+ * below), with 1/LS_OPS_SHARE of a kind's operations.
+ * /fabricd-fuzz/found/<name> are minimal reproducers of what it found.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -790,9 +790,7 @@ typedef struct Ls {
     LsNode n[NODES];
     uint64_t grant;         /* the fabric's grant, 0 before the first */
     uint64_t lookahead;
-    bool flooded;           /* a node filled this round to the bound */
     uint64_t episodes, rounds, cut, left, refused, frames, data, late;
-    uint64_t victims;       /* nodes cut off for another node's flood */
 } Ls;
 
 static uint64_t ls_sat_add(uint64_t a, uint64_t b)
@@ -954,40 +952,50 @@ static uint64_t ls_in_round(Ls *ls, unsigned i)
 }
 
 /*
- * Mostly in the round; now and then outside it (earlier than the node's
- * last report, past its grant, at the end of time): fabricd takes these
- * without a word, and must still never deliver early.
+ * A send time outside node i's round (before its last report, past its
+ * grant, at the end of time), for which fabricd cuts it off; false if
+ * the round leaves no such time.
  */
-static uint64_t ls_stamp(Ls *ls, unsigned i)
+static bool ls_out_of_round(Ls *ls, unsigned i, uint64_t *t)
 {
     Fuzz *fz = &ls->fz;
     uint64_t lo = ls->n[i].reported;
+    bool early = lo && (ls->grant == UINT64_MAX || chance(fz, 50));
 
-    if (!chance(fz, 2)) {
-        return ls_in_round(ls, i);
+    if (early) {
+        *t = chance(fz, 50) ? lo - 1 : rnd(fz, lo);
+    } else if (ls->grant < UINT64_MAX) {
+        static const uint64_t past[] = { 1, 2, 1000, UINT64_MAX };
+        uint64_t by = chance(fz, 50) ? past[rnd(fz, G_N_ELEMENTS(past))]
+                                     : 1 + rnd(fz, 1000000000);
+
+        *t = ls_sat_add(ls->grant, by);
+    } else {
+        return false;
     }
-    switch (rnd(fz, 4)) {
-    case 0:
-        return lo ? rnd(fz, lo) : 0;
-    case 1:
-        return ls_sat_add(ls->grant, 1 + rnd(fz, 1000));
-    case 2:
-        return UINT64_MAX - rnd(fz, 1000);
-    }
-    return prng_next(&fz->rng);
+    return true;
 }
 
-static void ls_data(Ls *ls, unsigned i)
+/*
+ * A DATA frame in node i's round, often with a header fabricd skips; or
+ * a clean one at `*stamp` if one is given.
+ */
+static void ls_data_at(Ls *ls, unsigned i, const uint64_t *stamp)
 {
     static uint8_t pl[FABRIC_MAX_PAYLOAD];
     uint8_t flags;
     uint16_t dst;
-    size_t len = ls_payload(ls, i, pl, sizeof(pl), false, &flags, &dst);
-    uint64_t t = ls_stamp(ls, i);
+    size_t len = ls_payload(ls, i, pl, sizeof(pl), stamp, &flags, &dst);
+    uint64_t t = stamp ? *stamp : ls_in_round(ls, i);
 
     ls_note(ls, "node%u DATA len=%zu flags=0x%x dst=%u t=%" G_GUINT64_FORMAT,
             i, len, flags, dst, t);
     ls_send(ls, i, FABRIC_TYPE_DATA, flags, dst, pl, len, t);
+}
+
+static void ls_data(Ls *ls, unsigned i)
+{
+    ls_data_at(ls, i, NULL);
 }
 
 /*
@@ -1094,13 +1102,13 @@ static void ls_fill_round(Ls *ls, unsigned i, bool over)
             "%u)", i, count, len, n->round_cost, count * cost,
             LOCKSTEP_ROUND_IN_MAX);
     n->round_cost += count * cost;
-    ls->flooded = !over;
     ls->fz.op++;
     ls_write(ls, i, all->data, all->len);
 }
 
 enum {
-    LS_BAD_LATE, LS_BAD_EARLY, LS_BAD_TWICE, LS_BAD_LEN, LS_BAD_FREE_HELLO,
+    LS_BAD_LATE, LS_BAD_EARLY, LS_BAD_TWICE, LS_BAD_STAMP, LS_BAD_LEN,
+    LS_BAD_FREE_HELLO,
     LS_BAD_FLAGS, LS_BAD_ID, LS_BAD_OVERSIZE, LS_FULL_ROUND, LS_LEAVE,
     LS_JUNK, LS_ACTIONS,
 };
@@ -1157,6 +1165,16 @@ static void ls_odd(Ls *ls, unsigned v)
                 FABRIC_SYNC_REPORT_LEN);
         ls_expect_cut(ls, v, false);
         return;
+    case LS_BAD_STAMP: {
+        uint64_t t;
+
+        if (!ls_out_of_round(ls, v, &t)) {
+            break;                      /* a round of all time */
+        }
+        ls_data_at(ls, v, &t);
+        ls_expect_cut(ls, v, false);
+        return;
+    }
     case LS_BAD_TWICE:
         ls_sync(ls, v, ls->grant, ls->grant, FABRIC_SYNC_REPORT_LEN);
         ls_sync(ls, v, ls->grant, ls->grant, FABRIC_SYNC_REPORT_LEN);
@@ -1220,8 +1238,6 @@ static void ls_odd(Ls *ls, unsigned v)
     }
 }
 
-static bool ls_strict(void);
-
 static void ls_report(Ls *ls, unsigned i)
 {
     Fuzz *fz = &ls->fz;
@@ -1243,10 +1259,6 @@ static void ls_report(Ls *ls, unsigned i)
         break;
     default:
         next = t;                       /* busy */
-    }
-    /* after a grant of UINT64_MAX the next would go back (known bug 3) */
-    if (ls->grant == UINT64_MAX && !ls_strict()) {
-        next = FABRIC_SYNC_IDLE_NONE;
     }
     ls_sync(ls, i, t, next, FABRIC_SYNC_REPORT_LEN);
     ls->n[i].reported = t;
@@ -1346,25 +1358,6 @@ static void ls_expect_no_grant(Ls *ls, unsigned late)
     ls->late++;
 }
 
-/*
- * ... but on telegraphos, which must not drop, a node that gets more in a
- * round than its output bound (FABRIC_OUT_LIMIT) is, and another node may
- * send it up to LOCKSTEP_ROUND_IN_MAX in one round (see the report of
- * this finding; FUZZ_LS_STRICT=1 counts it as a failure).
- */
-static bool ls_strict(void)
-{
-    const char *strict = g_getenv("FUZZ_LS_STRICT");
-
-    return strict && *strict && strcmp(strict, "0");
-}
-
-static bool ls_flood_excused(Ls *ls)
-{
-    return ls->flooded && ls->fz.kind_id == FABRIC_KIND_TELEGRAPHOS &&
-           !ls_strict();
-}
-
 static void ls_round(Ls *ls)
 {
     Fuzz *fz = &ls->fz;
@@ -1435,11 +1428,6 @@ static void ls_round(Ls *ls)
             bool kept = false;
 
             ls_note(ls, "node%u cut off though it kept the protocol", i);
-            if (ls_flood_excused(ls)) {
-                ls_close(ls, i);
-                ls->victims++;
-                continue;
-            }
             FUZZ_CHECK(fz, kept);
         }
         FUZZ_CHECK(fz, !granted || g == grant);     /* one grant for all */
@@ -1450,7 +1438,6 @@ static void ls_round(Ls *ls)
     for (unsigned i = 0; i < NODES; i++) {
         ls->n[i].round_cost = 0;
     }
-    ls->flooded = false;
     if (granted) {
         ls_note(ls, "round %" G_GUINT64_FORMAT ": grant %" G_GUINT64_FORMAT,
                 ls->rounds, grant);
@@ -1550,9 +1537,10 @@ static void ls_episode(Ls *ls, const char *kind)
     ls->lookahead = ls_lookahead(fz->fx);
     ls->grant = 0;
     if (!fz->bound) {
-        /* a round's input per node comes on top of the free-running bound */
+        /* a round's input and held output per node come on top */
         fz->bound = rss_bound(fz->fx, fabricd_rss(fz->fx)) + ASAN_SLACK +
-                    (uint64_t)NODES * LOCKSTEP_ROUND_IN_MAX;
+                    (uint64_t)NODES * (LOCKSTEP_ROUND_IN_MAX +
+                                       LOCKSTEP_HELD_EXTRA);
     }
     for (unsigned i = 0; i < NODES; i++) {
         ls->n[i] = (LsNode){ .fd = connect_port(fz->fx, i), .role = LS_KEEPS };
@@ -1628,13 +1616,12 @@ static void fuzz_lockstep(Fixture *fx, gconstpointer opaque)
                    G_GUINT64_FORMAT " with a late report), %" G_GUINT64_FORMAT
                    " frames in (%" G_GUINT64_FORMAT " DATA), %"
                    G_GUINT64_FORMAT " nodes cut off, %" G_GUINT64_FORMAT
-                   " left, %" G_GUINT64_FORMAT " refused on return, %"
-                   G_GUINT64_FORMAT " cut off by another's flood; VmRSS max %"
+                   " left, %" G_GUINT64_FORMAT " refused on return; VmRSS max %"
                    G_GUINT64_FORMAT " KiB (bound %" G_GUINT64_FORMAT " KiB)",
                    name, fz->op, fz->sent,
                    (g_get_monotonic_time() - start) / 1e6, ls.episodes,
                    ls.rounds, ls.late, ls.frames, ls.data, ls.cut, ls.left,
-                   ls.refused, ls.victims, fz->rss_max / 1024,
+                   ls.refused, fz->rss_max / 1024,
                    fz->bound / 1024);
     for (unsigned i = 0; i < CTL_CONNS; i++) {
         conn_close(&fz->ctl[i]);
@@ -1649,13 +1636,9 @@ static void setup_lockstep(Fixture *fx, gconstpointer kind)
     fixture_init(fx);
 }
 
-/* ---- known bugs the lock-step fuzz found (FUZZ_KNOWN_BUGS=1) ---- */
+/* ---- what the lock-step fuzz found, as minimal reproducers ---- */
 
-/*
- * Minimal reproducers, registered only with FUZZ_KNOWN_BUGS=1 since they
- * fail until fabricd is fixed: make check runs every case it sees.  Each
- * asserts what docs/lockstep.md promises.  Blocking sockets, one daemon.
- */
+/* Each asserts what docs/lockstep.md promises.  Blocking sockets. */
 static void kb_send(Fixture *fx, unsigned i, uint8_t kind, uint8_t type,
                     uint16_t dst, const uint8_t *pl, size_t len, uint64_t t)
 {
@@ -1741,13 +1724,12 @@ static size_t kb_myri_packet(uint8_t hop, uint8_t *pl)
 }
 
 /*
- * Known bug 1: a DATA frame stamped past its sender's grant (here 10^15
- * ns, a node at 600 ns) is taken as it is.  lockstep.c's route_round()
- * moves the fabric's time (ls->now) to the stamp, so every frame routed
- * after it, from every node, is due after 10^15 ns and never arrives in
- * a run; and the node that broke the protocol stays linked.  Expected:
- * that node is cut off, as a report past the grant is, and node0's
- * packet to node1 arrives at its send time + 300 ns switch + 25 bytes.
+ * Found by the lock-step fuzz: a DATA frame stamped past its sender's
+ * grant (here 10^15 ns, a node at 600 ns) was taken as it was, and moved
+ * the fabric's time (ls->now) to the stamp, so that every frame routed
+ * after it, from every node, was due after 10^15 ns.  That node is cut
+ * off, as a report past the grant is, and node0's packet to node1 arrives
+ * at its send time + 300 ns switch + 25 bytes.
  */
 static void kb_stamp_past_grant(Fixture *fx, gconstpointer unused)
 {
@@ -1759,6 +1741,12 @@ static void kb_stamp_past_grant(Fixture *fx, gconstpointer unused)
     /* node2's packet to node0 (one port on, of 3), stamped in the future */
     kb_send(fx, 2, FABRIC_KIND_MYRINET, FABRIC_TYPE_DATA, FABRIC_NODE_NONE,
             pl, kb_myri_packet(1, pl), 1000000000000000ull);
+    while (hdr_recv(fx->port[2], FABRIC_KIND_MYRINET, &got, WAIT_MS)) {
+        g_assert_cmpuint(got.h.type, !=, FABRIC_TYPE_SYNC);
+    }
+    close(fx->port[2]);
+    fx->port[2] = -1;                   /* cut off at once */
+    got.h.type = FABRIC_TYPE_SYNC;
     grant = kb_round(fx, FABRIC_KIND_MYRINET, grant, NODES, &got);
     /* node0's packet to node1, in its round */
     sent = grant;
@@ -1767,13 +1755,11 @@ static void kb_stamp_past_grant(Fixture *fx, gconstpointer unused)
     for (int r = 0; r < 8 && got.h.type != FABRIC_TYPE_DATA; r++) {
         grant = kb_round(fx, FABRIC_KIND_MYRINET, grant, 1, &got);
     }
-    g_test_message("node2 %s; node0's packet sent at %" G_GUINT64_FORMAT
-                   " %s %" G_GUINT64_FORMAT ", grant %" G_GUINT64_FORMAT,
-                   fx->port[2] < 0 ? "cut off" : "still linked", sent,
+    g_test_message("node0's packet sent at %" G_GUINT64_FORMAT
+                   " %s %" G_GUINT64_FORMAT ", grant %" G_GUINT64_FORMAT, sent,
                    got.h.type == FABRIC_TYPE_DATA ? "due at" : "not come by",
                    got.h.type == FABRIC_TYPE_DATA ? got.h.deliver_time_ns
                                                   : grant, grant);
-    g_assert_cmpint(fx->port[2], <, 0);
     g_assert_cmpuint(got.h.type, ==, FABRIC_TYPE_DATA);
     g_assert_cmpuint(got.h.deliver_time_ns, ==, sent + 300 + 25 * 4);
 }
@@ -1796,26 +1782,25 @@ static uint64_t kb_grants(Fixture *fx, uint8_t kind)
 }
 
 /*
- * Known bug 3: once every node is idle for good (next event UINT64_MAX)
- * the grant is UINT64_MAX; a node that then wakes and reports a next
- * event of 1000 ns gets 1300, earlier than that grant.  lockstep.c's
- * try_round() takes MAX(sat_add(e, round_length), ls->grant + 1), and
- * ls->grant + 1 wraps to 0 at UINT64_MAX.  Expected: grants never go
- * back (sat_add(ls->grant, 1)).  Found on ps1 with FUZZ_SEED=
- * 0xb743885d338ef61, op 132946.
+ * Found by the lock-step fuzz (ps1, FUZZ_SEED=0xb743885d338ef61, op
+ * 132946): once every node is idle for good (next event UINT64_MAX) the
+ * grant is UINT64_MAX; a node that then reports a near next event got a
+ * grant earlier than that, as `grant + 1` wrapped to 0.  Grants never go
+ * back.
  */
 static void kb_grant_wraps(Fixture *fx, gconstpointer unused)
 {
-    uint64_t grant = kb_start(fx, FABRIC_KIND_MYRINET);
+    uint64_t start = kb_start(fx, FABRIC_KIND_MYRINET), grant;
 
     for (unsigned i = 0; i < NODES; i++) {
-        kb_report_next(fx, i, FABRIC_KIND_MYRINET, grant,
+        kb_report_next(fx, i, FABRIC_KIND_MYRINET, start,
                        FABRIC_SYNC_IDLE_NONE);
     }
     grant = kb_grants(fx, FABRIC_KIND_MYRINET);
     g_assert_true(grant == UINT64_MAX);
     for (unsigned i = 0; i < NODES; i++) {
-        kb_report_next(fx, i, FABRIC_KIND_MYRINET, 1000, 1000);
+        kb_report_next(fx, i, FABRIC_KIND_MYRINET, start + 1000,
+                       start + 1000);
     }
     grant = kb_grants(fx, FABRIC_KIND_MYRINET);
     g_test_message("the grant after UINT64_MAX: %" G_GUINT64_FORMAT, grant);
@@ -1823,14 +1808,11 @@ static void kb_grant_wraps(Fixture *fx, gconstpointer unused)
 }
 
 /*
- * Known bug 2: on telegraphos, which must not drop, node0 sends node1
- * 6 MiB of WRITEs in one round: within LOCKSTEP_ROUND_IN_MAX (16 MiB),
- * so node0 keeps the protocol.  Lock-step holds them all for their
- * delivery time, past tgr_out_limit(), and fabric.c's deliver() cuts
- * node1 off ("copy not queued: output queue over its bound ... the peer
- * does not read"), though node1 reads everything and never could read
- * held frames sooner; back-pressure is off in lock-step.  Expected: node1
- * stays linked and gets its grant.
+ * Found by the lock-step fuzz: on telegraphos, which must not drop, node0
+ * sends node1 6 MiB of WRITEs in one round, within LOCKSTEP_ROUND_IN_MAX.
+ * Lock-step holds them for their delivery time, past tgr_out_limit(); the
+ * receiver, which could not read them sooner, was cut off.  Held frames
+ * have LOCKSTEP_HELD_EXTRA on top of the bound: both nodes stay linked.
  */
 static void kb_tgr_flood_victim(Fixture *fx, gconstpointer unused)
 {
@@ -1907,16 +1889,12 @@ int main(int argc, char **argv)
         g_test_add(name, Fixture, kinds[i], setup_lockstep, fuzz_lockstep,
                    fixture_teardown);
     }
-    if (g_getenv("FUZZ_KNOWN_BUGS")) {
-        g_test_add("/fabricd-fuzz/known-bug/stamp-past-grant", Fixture,
-                   args_myri_exact, fixture_setup, kb_stamp_past_grant,
-                   fixture_teardown);
-        g_test_add("/fabricd-fuzz/known-bug/grant-wraps", Fixture,
-                   args_myri_exact, fixture_setup, kb_grant_wraps,
-                   fixture_teardown);
-        g_test_add("/fabricd-fuzz/known-bug/tgr-flood-victim", Fixture,
-                   args_tgr_ls, fixture_setup, kb_tgr_flood_victim,
-                   fixture_teardown);
-    }
+    g_test_add("/fabricd-fuzz/found/stamp-past-grant", Fixture,
+               args_myri_exact, fixture_setup, kb_stamp_past_grant,
+               fixture_teardown);
+    g_test_add("/fabricd-fuzz/found/grant-wraps", Fixture, args_myri_exact,
+               fixture_setup, kb_grant_wraps, fixture_teardown);
+    g_test_add("/fabricd-fuzz/found/tgr-flood-victim", Fixture, args_tgr_ls,
+               fixture_setup, kb_tgr_flood_victim, fixture_teardown);
     return g_test_run();
 }

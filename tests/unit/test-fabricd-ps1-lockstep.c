@@ -128,19 +128,18 @@ static uint32_t tag_of(const HdrFrame *f)
 }
 
 /*
- * A 3 s delay on 0>1: the packet arrives at send + hop + bytes + 3 s of
- * virtual time, a few rounds and far less host time later.  A packet
- * sent after the rule is gone waits behind it on the cable.
+ * A 600 s delay on 0>1: the packet arrives at send + hop + bytes + 600 s
+ * of virtual time, a few rounds later.  Held in host time, it would miss
+ * every receive's WAIT_MS.  A packet sent after the rule is gone waits
+ * behind it on the cable.
  */
 static void test_delay(Fixture *fx, gconstpointer unused)
 {
     Got got[NODES] = { 0 };
     uint64_t grant, arrival;
-    gint64 start;
 
-    ctl_ok(fx, "fault add 0>1 delay ms=3000");
+    ctl_ok(fx, "fault add 0>1 delay ms=600000");
     grant = lockstep_start(fx, got);
-    start = g_get_monotonic_time();
     send_data(fx->port[0], 1, 0xa1, 400);
     grant = round_all(fx, grant, got);
     /* the insertion credit does not wait for the cable */
@@ -153,12 +152,11 @@ static void test_delay(Fixture *fx, gconstpointer unused)
     send_data(fx->port[0], 1, 0xa2, grant - 100);
     grant = round_all(fx, grant, got);
     rounds_until_data(fx, &grant, got, 1, 2);
-    arrival = 400 + HOP_NS + PKT_NS + 3 * SEC_NS;
+    arrival = 400 + HOP_NS + PKT_NS + 600 * SEC_NS;
     g_assert_cmphex(tag_of(&got[1].data[0]), ==, 0xa1);
     g_assert_cmpuint(got[1].data[0].h.deliver_time_ns, ==, arrival);
     g_assert_cmphex(tag_of(&got[1].data[1]), ==, 0xa2);
     g_assert_cmpuint(got[1].data[1].h.deliver_time_ns, ==, arrival);
-    g_assert_cmpint(g_get_monotonic_time() - start, <, 2 * G_USEC_PER_SEC);
     g_assert_cmpuint(counter(fx, "link 0>1", "delayed"), ==, 1);
     g_assert_cmpuint(counter(fx, "node 1", "in_flight"), ==, 0);
     g_assert_cmpuint(counter(fx, "node 1", "credit"), ==,
@@ -173,28 +171,25 @@ static void test_delay(Fixture *fx, gconstpointer unused)
 }
 
 /*
- * `down until=5s` on 0>1: a packet sent before crosses when the window
+ * `down until=600s` on 0>1: a packet sent before crosses when the window
  * ends, in virtual time; its board gets its next insertion credit then.
  */
 static void test_down_window(Fixture *fx, gconstpointer unused)
 {
     Got got[NODES] = { 0 };
     uint64_t grant;
-    gint64 start;
 
-    ctl_ok(fx, "fault add 0-1 down at=1us until=5s");
+    ctl_ok(fx, "fault add 0-1 down at=100ns until=600s");
     grant = lockstep_start(fx, got);
-    start = g_get_monotonic_time();
-    send_data(fx->port[0], 1, 0xb1, 1000);
+    send_data(fx->port[0], 1, 0xb1, 400);
     /* nothing is due before the window's end: the grant jumps there */
     grant = round_all(fx, grant, got);
-    g_assert_cmpuint(grant, ==, 5 * SEC_NS + PKT_NS + HOP_NS);
+    g_assert_cmpuint(grant, ==, 600 * SEC_NS + PKT_NS + HOP_NS);
     rounds_until_data(fx, &grant, got, 1, 1);
     g_assert_cmpuint(got[0].credits, ==, 1);
-    g_assert_cmpuint(got[0].credit_ns, ==, 5 * SEC_NS + PKT_NS);
+    g_assert_cmpuint(got[0].credit_ns, ==, 600 * SEC_NS + PKT_NS);
     g_assert_cmpuint(got[1].data[0].h.deliver_time_ns, ==,
-                     5 * SEC_NS + HOP_NS + PKT_NS);
-    g_assert_cmpint(g_get_monotonic_time() - start, <, 2 * G_USEC_PER_SEC);
+                     600 * SEC_NS + HOP_NS + PKT_NS);
     g_assert_cmpuint(counter(fx, "link 0>1", "down"), ==, 1);
     g_assert_cmpuint(counter(fx, "node 0", "held"), ==, 1);
     g_autofree char *rules = ctl(fx, "fault list");
