@@ -12,6 +12,8 @@
 #
 # GUESTDIR (all optional):
 #   bin/*        guest programs       -> /usr/bin/ (+ their shared libraries)
+#   lib/*.so     guest libraries      -> /usr/lib/ (+ theirs; e.g. the
+#                LD_PRELOAD socket library libpsock.so)
 #   modules/*.ko extra kernel modules -> /lib/modules/extra/ (loaded at boot)
 #   firmware/*   firmware files       -> /lib/firmware/
 #
@@ -180,6 +182,16 @@ if [ -d "$GUESTDIR/bin" ]; then
         if command -v strip >/dev/null 2>&1 &&
            [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
             strip --strip-debug "$R/usr/bin/${f##*/}" 2>/dev/null || true
+        fi
+    done
+fi
+if [ -d "$GUESTDIR/lib" ]; then
+    for f in "$GUESTDIR"/lib/*.so; do
+        [ -f "$f" ] || continue
+        install_bin "$f" "/usr/lib/${f##*/}"
+        chmod 0644 "$R/usr/lib/${f##*/}"
+        if command -v strip >/dev/null 2>&1; then
+            strip --strip-debug "$R/usr/lib/${f##*/}" 2>/dev/null || true
         fi
     done
 fi

@@ -22,4 +22,20 @@ $(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%
 		$(GUEST_TOOL_COMMON) $(B)/guest/lib/libps.a $(PSLIB_HDR)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(PSTEST_CFLAGS) -o $@ $< $(B)/guest/lib/libps.a
+
+# libpsock.so, ParaStation sockets (guest-lib/parastation/psock/), which
+# unmodified programs load with LD_PRELOAD (psrun): libps and the socket
+# layer built position-independent, only the socket calls exported.
+PSOCK_SRC := $(wildcard guest-lib/parastation/psock/*.c)
+PSOCK_HDR := $(wildcard guest-lib/parastation/psock/*.h)
+PSOCK_OBJ := $(patsubst %.c,$(B)/guest/obj-pic/%.o,$(PSLIB_SRC) $(PSOCK_SRC))
+GUEST_TOOLS += $(B)/guest/lib/libpsock.so
+
+$(B)/guest/obj-pic/%.o: %.c $(PSLIB_HDR) $(PSOCK_HDR)
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$@)$(CC) $(PSLIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/guest/lib/libpsock.so: $(PSOCK_OBJ)
+	@mkdir -p $(dir $@)
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-z,defs -Wl,-soname,libpsock.so -o $@ $^
 # --- end ParaStation library ---------------------------------------------

@@ -170,6 +170,11 @@ void *ps_hal_shared(ps_hal_t *h, size_t *size)
 	return h->ops->shared(h, size);
 }
 
+int ps_hal_poll_fd(ps_hal_t *h)
+{
+	return h->ops->poll_fd(h);
+}
+
 int ps_hal_barrier_join(ps_hal_t *h, unsigned int line, int join)
 {
 	if (!h->ops->barrier_join) {

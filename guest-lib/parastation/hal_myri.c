@@ -490,6 +490,11 @@ static void *myri_shared(ps_hal_t *h, size_t *size)
 	return M(h)->pool;
 }
 
+static int myri_poll_fd(ps_hal_t *h)
+{
+	return M(h)->fd;
+}
+
 const struct ps_hal_ops ps_hal_myri_ops = {
 	.name = "myri",
 	.open = myri_open,
@@ -500,5 +505,6 @@ const struct ps_hal_ops ps_hal_myri_ops = {
 	.status = myri_status,
 	.wait = myri_wait,
 	.shared = myri_shared,
+	.poll_fd = myri_poll_fd,
 	/* no hardware barrier: ps_hal_barrier() says ENOTSUP */
 };

@@ -341,6 +341,11 @@ static void *ps1_shared(ps_hal_t *h, size_t *size)
 	return P(h)->pool;
 }
 
+static int ps1_poll_fd(ps_hal_t *h)
+{
+	return P(h)->fd;
+}
+
 /* ---- hardware barrier: BARRIER / BARRIER_MASK, the driver's wait ---- */
 
 static int ps1_barrier_join(ps_hal_t *h, unsigned int line, int join)
@@ -414,6 +419,7 @@ const struct ps_hal_ops ps_hal_ps1_ops = {
 	.status = ps1_status,
 	.wait = ps1_wait,
 	.shared = ps1_shared,
+	.poll_fd = ps1_poll_fd,
 	.barrier_join = ps1_barrier_join,
 	.barrier = ps1_barrier,
 };

@@ -163,6 +163,11 @@ int ps_port_id(const ps_port_t *p)
 	return p->id;
 }
 
+const char *ps_port_nic(const ps_port_t *p)
+{
+	return ps_hal_name(p->hal);
+}
+
 unsigned int ps_port_node(const ps_port_t *p)
 {
 	return ps_hal_node(p->hal);
@@ -173,6 +178,18 @@ unsigned int ps_port_nodes(const ps_port_t *p)
 	return ps_hal_nodes(p->hal);
 }
 
+int ps_port_poll_fd(const ps_port_t *p)
+{
+	return ps_hal_poll_fd(p->hal);
+}
+
+int ps_port_wait(ps_port_t *p, int timeout_ms)
+{
+	int ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
+
+	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
+}
+
 unsigned long ps_port_dropped(const ps_port_t *p)
 {
 	return __atomic_load_n(&p->pl->dropped, __ATOMIC_RELAXED);
@@ -180,6 +197,12 @@ unsigned long ps_port_dropped(const ps_port_t *p)
 
 int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 		 size_t len)
+{
+	return ps_port_send_timed(p, dest, dport, buf, len, -1);
+}
+
+int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
+		       const void *buf, size_t len, int timeout_ms)
 {
 	struct pool *pl;
 	struct ps_port_hdr h;
@@ -206,7 +229,8 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 	frag = (ps_hal_mtu(p->hal) - sizeof(h)) / BLOCK_DATA * BLOCK_DATA;
 	h = (struct ps_port_hdr){ .dport = dport, .sport = p->id,
 				  .msgid = p->next_msgid++, .total = len };
-	granted = ports_acquire(p, dest, k, h.msgid);
+	granted = ports_acquire(p, dest, k, h.msgid, timeout_ms < 0 ? 0 :
+				now_ms() + timeout_ms + !timeout_ms);
 	if (granted < 0)
 		return -1;
 	if (granted)

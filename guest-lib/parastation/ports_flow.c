@@ -568,7 +568,8 @@ static int try_acquire(ps_port_t *p, unsigned int d, uint32_t k,
  * takes: the answers come in through ports_drain(), ours or another process's.
  * Returns 0 eager, 1 granted, -1 error.
  */
-int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid)
+int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
+		  int64_t deadline)
 {
 	struct pool *pl = p->pl;
 	struct peer *q = PEER(p, d);
@@ -601,6 +602,10 @@ int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid)
 		ports_ctl_flush(p);
 		r = try_acquire(p, d, k, msgid);
 		ev = pl->npend ? PS_HAL_RX | PS_HAL_TX : PS_HAL_RX;
+		if (!r && deadline && t >= deadline) {
+			stalled = -1;
+			err = ETIMEDOUT;
+		}
 		if (!r && stalled < 0 && q->gpid == p->pid)
 			ports_release_slot(p, d);
 		ports_unlock(p);

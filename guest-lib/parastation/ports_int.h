@@ -32,8 +32,9 @@ _Static_assert(sizeof(struct ps_port_hdr) + BLOCK_DATA == 508,
 	       "a ps1 fragment fills one block");
 #define BLOCKS(n)	((n) ? ((n) + BLOCK_DATA - 1) / BLOCK_DATA : 1)
 
-#define WAIT_MS		2	/* longest sleep before looking again: another
-				 * process may have queued our message */
+#define WAIT_MS		PS_PORT_POLL_MS	/* longest sleep before looking
+					 * again: another process may have
+					 * queued our message */
 #define POOL_READY	0x32505350u	/* "PSP2": set up by this protocol */
 
 /* Wire: data packets have dport < PS_PORTS_MAX, and SPORT_GRANT in sport
@@ -226,8 +227,12 @@ void ports_release_slot(ps_port_t *p, unsigned int d);
 void ports_reap(ps_port_t *p);
 /* ports_reap() now and then, while we wait anyway. */
 void ports_reap_sometimes(ps_port_t *p);
-/* Wait, taking the lock, for room at d for k fragments: 0 eager, 1 grant. */
-int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid);
+/*
+ * Wait, taking the lock, for room at d for k fragments: 0 eager, 1 grant.
+ * Until deadline (now_ms() time; 0 forever), then ETIMEDOUT.
+ */
+int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
+		  int64_t deadline);
 /* A send fails half-way: the receiver drops the part. */
 void ports_abandon(ps_port_t *p, unsigned int d, int granted, int some_sent);
 

@@ -45,6 +45,7 @@ struct ps_hal_ops {
 	int (*status)(ps_hal_t *h);
 	int (*wait)(ps_hal_t *h, int events, int timeout_ms);
 	void *(*shared)(ps_hal_t *h, size_t *size);
+	int (*poll_fd)(ps_hal_t *h);
 	/* optional (NULL: ENOTSUP): hardware barrier, see ps_hal_barrier() */
 	int (*barrier_join)(ps_hal_t *h, unsigned int line, int join);
 	int (*barrier)(ps_hal_t *h, unsigned int line, int timeout_ms);
@@ -142,6 +143,14 @@ void *ps_hal_shared(ps_hal_t *h, size_t *size);
 #define PS_HAL_BARRIER_LINES	4
 int ps_hal_barrier_join(ps_hal_t *h, unsigned int line, int join);
 int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms);
+
+/*
+ * The NIC's file descriptor, for poll/select/epoll next to other files:
+ * POLLIN while a packet waits, POLLOUT while one can be sent, POLLERR |
+ * POLLHUP once the NIC is gone.  Only to wait on: never read, write or
+ * close it.
+ */
+int ps_hal_poll_fd(ps_hal_t *h);
 
 /* For backends: CLOCK_MONOTONIC in ns. */
 long long ps_hal_now_ns(void);

@@ -54,6 +54,8 @@ ps_port_t *ps_port_open(int port);
 void ps_port_close(ps_port_t *p);
 
 int ps_port_id(const ps_port_t *p);
+/* The HAL backend's name ("ps1", "myri"): ports of two backends never meet. */
+const char *ps_port_nic(const ps_port_t *p);
 unsigned int ps_port_node(const ps_port_t *p);
 unsigned int ps_port_nodes(const ps_port_t *p);
 
@@ -68,6 +70,14 @@ unsigned int ps_port_nodes(const ps_port_t *p);
  */
 int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 		 size_t len);
+/*
+ * ps_port_send(), but the wait for room at dest lasts at most timeout_ms
+ * (-1 forever): ETIMEDOUT, and nothing was sent.  Once room is there the
+ * message goes whole.  For callers that must notice a receiver that is
+ * gone (nobody on its node takes in packets any more).
+ */
+int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
+		       const void *buf, size_t len, int timeout_ms);
 
 /*
  * Receive the next message for this port, from any sender.  Returns its
@@ -77,6 +87,23 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
  */
 ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		     size_t len, int timeout_ms);
+
+/*
+ * A file descriptor to wait on with poll/select/epoll next to others:
+ * POLLIN when the NIC holds a packet, which may be for this port.  A
+ * message that another process of the node took in for this port does
+ * not wake it: look with ps_port_recv() again within PS_PORT_POLL_MS.
+ * Never read, write or close it.
+ */
+#define PS_PORT_POLL_MS	2
+int ps_port_poll_fd(const ps_port_t *p);
+/*
+ * Sleep until the NIC holds a packet, or timeout_ms (-1 forever): as the
+ * wait in ps_port_recv(), which stalls on the NIC a while before it sleeps
+ * in the driver, for the lowest latency.  1 a packet is there, 0 timeout;
+ * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
+ */
+int ps_port_wait(ps_port_t *p, int timeout_ms);
 
 /* Packets dropped on this node (no such port, malformed); pool-wide. */
 unsigned long ps_port_dropped(const ps_port_t *p);

@@ -1,0 +1,989 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: connections (wire.h has the protocol).
+ *
+ * A process opens one ports port, on its first connection that can use
+ * one.  Every message on it is ours: a header naming the connection, then
+ * stream bytes.  The descriptor the program holds stays the kernel socket
+ * of the connection; this file keeps, per connection, which way each
+ * direction goes, the bytes that came over ports and the send window.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "psock.h"
+#include "wire.h"
+
+#define MAX_NODES	1024
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ps_port_t *port;		/* ours, opened on first use */
+static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
+static struct psock_conn **conns;	/* by id */
+static uint32_t nconns;
+static struct psock_conn **fdmap;	/* by descriptor */
+static int nfdmap;
+static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
+static unsigned int hosts_nodes;
+static bool hosts_read;
+static int debug = -1;
+/* one message in or out at a time, under the lock */
+static uint8_t msgbuf[PS_PORT_MSG_MAX];
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (debug < 0) {
+		const char *d = getenv("PS_SOCK_DEBUG");
+
+		debug = d && *d && strcmp(d, "0");
+	}
+	if (!debug)
+		return;
+	fprintf(stderr, "psock[%d]: ", getpid());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void psock_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void psock_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- the cluster's addresses: "A.B.C.D nodeN" lines of /etc/hosts ---- */
+
+static void read_hosts(void)
+{
+	const char *path = getenv("PS_SOCK_HOSTS");
+	char line[256], name[64], addr[64];
+	unsigned int n;
+	FILE *f;
+
+	hosts_read = true;
+	f = fopen(path && *path ? path : "/etc/hosts", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct in_addr a;
+		char *p = line;
+		int used;
+
+		if (sscanf(p, "%63s%n", addr, &used) != 1 || addr[0] == '#' ||
+		    inet_pton(AF_INET, addr, &a) != 1)
+			continue;
+		for (p += used; sscanf(p, "%63s%n", name, &used) == 1;
+		     p += used) {
+			char end;
+
+			if (sscanf(name, "node%u%c", &n, &end) == 1 &&
+			    n < MAX_NODES) {
+				node_addr[n] = a.s_addr;
+				if (n + 1 > hosts_nodes)
+					hosts_nodes = n + 1;
+			}
+		}
+	}
+	fclose(f);
+}
+
+/* The node with IPv4 address a (network order), or -1. */
+static int node_of(in_addr_t a)
+{
+	if (!hosts_read)
+		read_hosts();
+	for (unsigned int n = 0; n < hosts_nodes; n++)
+		if (node_addr[n] == a && a)
+			return n;
+	return -1;
+}
+
+/* ---- our port ---- */
+
+static ps_port_t *port_get(void)
+{
+	const char *env = getenv("PS_SOCK");
+
+	if (port || port_failed)
+		return port;
+	if (env && !strcmp(env, "0")) {
+		port_failed = true;
+		return NULL;
+	}
+	port = ps_port_open(PS_PORT_ANY);
+	if (!port) {
+		say("no ports (%s): sockets stay on the kernel",
+		    strerror(errno));
+		port_failed = true;
+	} else {
+		say("port %d on node %u", ps_port_id(port),
+		    ps_port_node(port));
+	}
+	return port;
+}
+
+int psock_nic_fd(void)
+{
+	return port ? ps_port_poll_fd(port) : -1;
+}
+
+void psock_port_wait(int timeout_ms)
+{
+	if (port)
+		ps_port_wait(port, timeout_ms);
+}
+
+void psock_forked_child(void)
+{
+	/* the port and its messages stay the parent's: forget, not close */
+	port = NULL;
+	port_failed = false;
+	/* a client still waiting for its HELLO can go on with a port of
+	 * its own; the others' peers send to the parent's port */
+	for (uint32_t i = 0; i < nconns; i++)
+		if (conns[i] && !conns[i]->kernel_only &&
+		    (conns[i]->peer_known || conns[i]->role == PSOCK_SERVER))
+			conns[i]->inherited = true;
+}
+
+/* ---- the tables ---- */
+
+static struct psock_conn *conn_new(int role)
+{
+	struct psock_conn *c = calloc(1, sizeof(*c));
+	uint32_t i;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i < nconns && conns[i]; i++)
+		;
+	if (i == nconns) {
+		uint32_t n = nconns ? nconns * 2 : 16;
+		struct psock_conn **t = realloc(conns, n * sizeof(*t));
+
+		if (!t) {
+			free(c);
+			return NULL;
+		}
+		memset(t + nconns, 0, (n - nconns) * sizeof(*t));
+		conns = t;
+		nconns = n;
+	}
+	if (getrandom(&c->nonce, sizeof(c->nonce), GRND_NONBLOCK) !=
+	    sizeof(c->nonce))
+		c->nonce = (uint64_t)ms_now() * 0x9e3779b97f4a7c15ull ^ getpid();
+	c->id = i;
+	c->role = role;
+	conns[i] = c;
+	return c;
+}
+
+static void conn_free(struct psock_conn *c)
+{
+	struct psock_chunk *k;
+
+	while ((k = c->head)) {
+		c->head = k->next;
+		free(k);
+	}
+	conns[c->id] = NULL;
+	free(c);
+}
+
+static bool fd_set_conn(int fd, struct psock_conn *c)
+{
+	if (fd < 0)
+		return false;
+	if (fd >= nfdmap) {
+		int n = fd < 64 ? 128 : fd * 2;
+		struct psock_conn **t = calloc(n, sizeof(*t));
+
+		if (!t)
+			return false;
+		if (nfdmap)
+			memcpy(t, fdmap, nfdmap * sizeof(*t));
+		/* the old table stays: a thread may still read it without
+		 * the lock (at most as much again as the last one) */
+		__atomic_store_n(&fdmap, t, __ATOMIC_RELEASE);
+		__atomic_store_n(&nfdmap, n, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&fdmap[fd], c, __ATOMIC_RELEASE);
+	if (c && !c->refs++)
+		c->kfd = fd;
+	return true;
+}
+
+struct psock_conn *psock_get(int fd)
+{
+	/* the size first: a table at least that large is published */
+	int n = __atomic_load_n(&nfdmap, __ATOMIC_ACQUIRE);
+	struct psock_conn **t = __atomic_load_n(&fdmap, __ATOMIC_ACQUIRE);
+
+	if (fd < 0 || fd >= n || !t)
+		return NULL;
+	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
+}
+
+/* ---- messages over ports ---- */
+
+static int msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		    const struct iovec *iov, int iovcnt, size_t len)
+{
+	struct psock_msg m = {
+		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
+		.sconn = c->id, .snonce = c->nonce, .count = count,
+	};
+	size_t off = sizeof(m);
+
+	int64_t ended = 0;
+
+	memcpy(msgbuf, &m, sizeof(m));
+	for (int i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(msgbuf + off, iov[i].iov_base, n);
+		off += n;
+		len -= n;
+	}
+	while (ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf,
+				  off, PSOCK_SEND_LOOK_MS)) {
+		struct pollfd k = { .fd = c->kfd, .events = POLLRDHUP };
+
+		/* no room there: wait while the peer's process holds its end */
+		if (errno == ETIMEDOUT && sys_poll(&k, 1, 0) >= 0 &&
+		    !(k.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+			continue;
+		if (errno == ETIMEDOUT && !ended)
+			ended = ms_now();
+		if (errno == ETIMEDOUT && ms_now() - ended < PSOCK_GONE_MS)
+			continue;
+		say("conn %u: send to node %u port %d: %s", c->id,
+		    c->peer_node, c->peer_port, errno == ETIMEDOUT ?
+		    "the peer is gone" : strerror(errno));
+		c->reset = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* Our direction moves to ports: the peer reads tx_kernel bytes first. */
+static void switch_tx(struct psock_conn *c)
+{
+	if (c->tx_ports || msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
+		return;
+	c->tx_ports = true;
+	say("conn %u: sends over ports after %llu kernel bytes", c->id,
+	    (unsigned long long)c->tx_kernel);
+	if (c->fin_sent)	/* shut down before: nothing will follow */
+		msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
+}
+
+static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
+{
+	struct psock_chunk *k;
+
+	if (!len)
+		return;
+	if (c->rx_bytes + len > PSOCK_WINDOW || c->fin_got) {
+		say("conn %u: peer broke the window; reset", c->id);
+		c->reset = true;
+		return;
+	}
+	k = malloc(sizeof(*k) + len);
+	if (!k) {
+		c->reset = true;
+		return;
+	}
+	k->next = NULL;
+	k->len = len;
+	k->off = 0;
+	memcpy(k->data, data, len);
+	if (c->tail)
+		c->tail->next = k;
+	else
+		c->head = k;
+	c->tail = k;
+	c->rx_bytes += len;
+	c->rx_got += len;
+}
+
+static void dispatch(unsigned int from, int fport, const uint8_t *buf,
+		     size_t len)
+{
+	struct psock_msg m;
+	struct psock_conn *c;
+
+	if (len < sizeof(m))
+		return;
+	memcpy(&m, buf, sizeof(m));
+	c = m.dconn < nconns ? conns[m.dconn] : NULL;
+	if (!c || c->nonce != m.dnonce || c->kernel_only)
+		return;		/* closed since: what was on its way is lost */
+	if (m.type == PSOCK_SWITCH) {
+		c->peer_known = true;
+		c->peer_node = from;
+		c->peer_port = fport;
+		c->peer_conn = m.sconn;
+		c->peer_nonce = m.snonce;
+		c->rx_switch = true;
+		c->rx_limit = m.count;
+		switch_tx(c);
+		return;
+	}
+	if (!c->peer_known || from != c->peer_node || fport != c->peer_port ||
+	    m.sconn != c->peer_conn || m.snonce != c->peer_nonce)
+		return;
+	switch (m.type) {
+	case PSOCK_DATA:
+		take_data(c, buf + sizeof(m), len - sizeof(m));
+		break;
+	case PSOCK_WIN:
+		if (m.count > c->tx_acked && m.count <= c->tx_sent)
+			c->tx_acked = m.count;
+		break;
+	case PSOCK_FIN:
+		c->fin_got = true;
+		break;
+	case PSOCK_RST:
+		c->reset = true;
+		break;
+	}
+}
+
+void psock_pump(void)
+{
+	unsigned int from;
+	int fport;
+	ssize_t n;
+
+	if (!port)
+		return;
+	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
+				 0)) >= 0)
+		dispatch(from, fport, msgbuf, n);
+}
+
+/* ---- set-up ---- */
+
+/* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6); false else. */
+static bool ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
+		    int *port_no)
+{
+	const struct sockaddr_in *v4 = (const void *)sa;
+	const struct sockaddr_in6 *v6 = (const void *)sa;
+
+	if (sa && len >= sizeof(*v4) && sa->sa_family == AF_INET) {
+		*a = v4->sin_addr.s_addr;
+		*port_no = ntohs(v4->sin_port);
+		return true;
+	}
+	if (sa && len >= sizeof(*v6) && sa->sa_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+		memcpy(a, &v6->sin6_addr.s6_addr[12], sizeof(*a));
+		*port_no = ntohs(v6->sin6_port);
+		return true;
+	}
+	return false;
+}
+
+static bool peer_node_of(int fd, int *node, bool marked_only)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	in_addr_t a;
+	int port_no;
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) ||
+	    !ipv4_of((struct sockaddr *)&ss, len, &a, &port_no))
+		return false;
+	if (marked_only && (port_no < PSOCK_MARK_LO || port_no > PSOCK_MARK_HI))
+		return false;
+	*node = node_of(a);
+	return *node >= 0;
+}
+
+bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_storage me;
+	struct sockaddr_in *me4 = (struct sockaddr_in *)&me;
+	struct sockaddr_in6 *me6 = (struct sockaddr_in6 *)&me;
+	socklen_t mlen = sizeof(me);
+	int type = 0, node, port_no;
+	socklen_t tlen = sizeof(type);
+	unsigned int start;
+	in_addr_t to;
+
+	if (!ipv4_of(addr, len, &to, &port_no) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) ||
+	    type != SOCK_STREAM)
+		return false;
+	node = node_of(to);
+	/* the app's own bind, or a peer outside the cluster: the kernel's */
+	if (node < 0 || getsockname(fd, (struct sockaddr *)&me, &mlen) ||
+	    (me.ss_family == AF_INET ? me4->sin_port :
+	     me.ss_family == AF_INET6 ? me6->sin6_port : 1) ||
+	    !port_get() || (unsigned int)node == ps_port_node(port))
+		return false;
+	start = (unsigned int)getpid() * 7919u + (unsigned int)ms_now();
+	for (unsigned int i = 0; i <= PSOCK_MARK_HI - PSOCK_MARK_LO; i++) {
+		uint16_t p = htons(PSOCK_MARK_LO + (start + i) %
+				   (PSOCK_MARK_HI - PSOCK_MARK_LO + 1));
+
+		if (me.ss_family == AF_INET)
+			me4->sin_port = p;
+		else
+			me6->sin6_port = p;
+		if (!bind(fd, (struct sockaddr *)&me, mlen))
+			return true;
+		if (errno != EADDRINUSE)
+			break;
+	}
+	say("no marker port free (%s): connection stays on the kernel",
+	    strerror(errno));
+	return false;
+}
+
+void psock_connected(int fd)
+{
+	struct psock_conn *c;
+
+	if (psock_get(fd))
+		psock_close(fd);
+	c = conn_new(PSOCK_CLIENT);
+	if (!c)
+		return;
+	c->undecided = true;
+	if (!fd_set_conn(fd, c))
+		conn_free(c);
+}
+
+void psock_accepted(int fd)
+{
+	struct psock_hello h = { .magic = PSOCK_MAGIC };
+	struct psock_conn *c;
+	int node;
+
+	if (!peer_node_of(fd, &node, true) || !port_get() ||
+	    (unsigned int)node == ps_port_node(port))
+		return;
+	c = conn_new(PSOCK_SERVER);
+	if (!c)
+		return;
+	strncpy(h.nic, ps_port_nic(port), sizeof(h.nic) - 1);
+	h.node = ps_port_node(port);
+	h.port = ps_port_id(port);
+	h.conn = c->id;
+	h.nonce = c->nonce;
+	if (sys_send(fd, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    sizeof(h) || !fd_set_conn(fd, c)) {
+		conn_free(c);
+		return;
+	}
+	say("conn %u: accepted from node %d", c->id, node);
+}
+
+/* A client looks for the server's HELLO; false: no answer yet. */
+static void decide(int fd, struct psock_conn *c)
+{
+	struct psock_hello h;
+	ssize_t n;
+	int node;
+
+	if (!c->undecided)
+		return;
+	n = sys_recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN))
+		return;
+	if (n > 0 && !memcmp(h.magic, PSOCK_MAGIC,
+			     (size_t)n < sizeof(h.magic) ? (size_t)n
+							 : sizeof(h.magic))) {
+		if ((size_t)n < sizeof(h))
+			return;		/* the rest is on its way */
+		sys_recv(fd, &h, sizeof(h), MSG_DONTWAIT);
+		c->undecided = false;
+		if (!port_get()) {
+			c->kernel_only = true;
+			return;
+		}
+		if (!peer_node_of(fd, &node, false) || node != h.node ||
+		    h.port >= PS_PORTS_MAX) {
+			say("conn %u: bad HELLO; reset", c->id);
+			c->reset = true;
+			return;
+		}
+		if (strncmp(h.nic, ps_port_nic(port), sizeof(h.nic))) {
+			/* never switch: the server stays on the kernel too */
+			say("conn %u: the server uses %.8s, not %s: kernel",
+			    c->id, h.nic, ps_port_nic(port));
+			c->kernel_only = true;
+			return;
+		}
+		c->peer_known = true;
+		c->peer_node = h.node;
+		c->peer_port = h.port;
+		c->peer_conn = h.conn;
+		c->peer_nonce = h.nonce;
+		say("conn %u: server node %u port %u speaks ports", c->id,
+		    h.node, h.port);
+		switch_tx(c);
+		return;
+	}
+	/* anything else first (or an error, or EOF): not one of ours */
+	c->undecided = false;
+	c->kernel_only = true;
+	say("conn %u: the server is not ours: kernel", c->id);
+}
+
+/* ---- the stream ---- */
+
+static bool nonblocking(int fd, int flags)
+{
+	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
+}
+
+static bool rx_on_kernel(const struct psock_conn *c)
+{
+	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
+}
+
+/* The kernel stream after the peer's switch: only its end can come. */
+static void watch_kernel_end(int fd, struct psock_conn *c)
+{
+	char b;
+	ssize_t n;
+
+	if (c->eof_ms || c->reset)
+		return;
+	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0) {
+		c->eof_ms = ms_now();
+	} else if (n > 0) {
+		say("conn %u: data on the kernel after the switch; reset",
+		    c->id);
+		c->reset = true;
+	} else if (errno != EAGAIN && errno != EINTR) {
+		c->reset = true;
+	}
+}
+
+/* Nothing more will come over ports: FIN, or the peer is gone. */
+static bool rx_ended(int fd, struct psock_conn *c)
+{
+	watch_kernel_end(fd, c);
+	if (c->fin_got)
+		return true;
+	return c->eof_ms && ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS;
+}
+
+static size_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* The iovec from byte `skip` on, in part[]; returns its count. */
+static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
+		    struct iovec *part)
+{
+	int k = 0;
+
+	for (int i = 0; i < iovcnt && k < UIO_MAXIOV; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		part[k].iov_base = (char *)iov[i].iov_base + skip;
+		part[k++].iov_len = iov[i].iov_len - skip;
+		skip = 0;
+	}
+	return k;
+}
+
+/* Copy up to the iovec's room from the chunks; consume unless peek. */
+static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
+		      int iovcnt, size_t done, bool peek)
+{
+	struct psock_chunk *k = c->head;
+	size_t koff = k ? k->off : 0, got = 0, skip = done;
+
+	for (int i = 0; i < iovcnt && k; i++) {
+		size_t room = iov[i].iov_len, at = 0;
+
+		if (skip >= room) {
+			skip -= room;
+			continue;
+		}
+		at = skip;
+		skip = 0;
+		while (at < room && k) {
+			size_t n = k->len - koff;
+
+			if (n > room - at)
+				n = room - at;
+			memcpy((char *)iov[i].iov_base + at, k->data + koff, n);
+			at += n;
+			koff += n;
+			got += n;
+			if (koff == k->len) {
+				struct psock_chunk *next = k->next;
+
+				if (!peek) {
+					c->head = next;
+					if (!next)
+						c->tail = NULL;
+					free(k);
+				}
+				k = next;
+				koff = k ? k->off : 0;
+			}
+		}
+	}
+	if (!peek) {
+		if (k)
+			k->off = koff;
+		c->rx_bytes -= got;
+		c->rx_used += got;
+		if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 &&
+		    c->peer_known && !c->reset &&
+		    !msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
+			c->rx_win = c->rx_used;
+	}
+	return got;
+}
+
+/* Kernel bytes still due before the peer's switch (all if not known). */
+static ssize_t rx_kernel(int fd, struct psock_conn *c,
+			 const struct iovec *iov, int iovcnt, int flags)
+{
+	struct iovec clip[UIO_MAXIOV];
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+			    .msg_iovlen = iovcnt };
+	ssize_t n;
+
+	if (c->rx_switch) {
+		uint64_t left = c->rx_limit - c->rx_kernel;
+		int k;
+
+		for (k = 0; k < iovcnt && k < UIO_MAXIOV && left; k++) {
+			clip[k] = iov[k];
+			if (clip[k].iov_len > left)
+				clip[k].iov_len = left;
+			left -= clip[k].iov_len;
+		}
+		m.msg_iov = clip;
+		m.msg_iovlen = k;
+	}
+	n = sys_recvmsg(fd, &m, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
+	if (n > 0 && !(flags & MSG_PEEK))
+		c->rx_kernel += n;
+	if (n == 0 && iov_total(iov, iovcnt)) {
+		/* the peer's SWITCH, its data and FIN may still be on the way */
+		if (!c->eof_ms)
+			c->eof_ms = ms_now();
+		if (ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS &&
+		    !c->rx_switch && !c->reset) {
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+	return n;
+}
+
+ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	size_t want = iov_total(iov, iovcnt), done = 0;
+	bool peek = flags & MSG_PEEK;
+	ssize_t n;
+
+	for (;;) {
+		psock_pump();
+		decide(fd, c);
+		if (c->kernel_only || c->inherited)
+			break;
+		if (!want)
+			return 0;
+		/* what came before a reset is still read first */
+		if (rx_on_kernel(c) && !c->undecided) {
+			struct iovec part[UIO_MAXIOV];
+			int k = iov_from(iov, iovcnt, done, part);
+
+			n = rx_kernel(fd, c, part, k, flags);
+			if (n > 0) {
+				done += n;
+				if (done == want || !(flags & MSG_WAITALL) ||
+				    peek)
+					return done;
+				continue;
+			}
+			if (n == 0)
+				return done;
+			if (errno != EAGAIN)
+				return done ? (ssize_t)done : -1;
+		} else if (!c->undecided && c->rx_bytes) {
+			done += rx_copy(c, iov, iovcnt, done, peek);
+			if (done == want || !(flags & MSG_WAITALL) || peek)
+				return done;
+			continue;
+		}
+		if (c->reset) {
+			errno = ECONNRESET;
+			return done ? (ssize_t)done : -1;
+		}
+		if (!c->undecided && !rx_on_kernel(c) && rx_ended(fd, c)) {
+			if (c->reset) {
+				errno = ECONNRESET;
+				return done ? (ssize_t)done : -1;
+			}
+			return done;
+		}
+		if (nonblocking(fd, flags)) {
+			if (done)
+				return done;
+			errno = EAGAIN;
+			return -1;
+		}
+		psock_unlock();
+		n = psock_wait_fd(fd, POLLIN);
+		psock_lock();
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (psock_get(fd) != c) {	/* closed by another thread */
+			errno = EBADF;
+			return -1;
+		}
+	}
+	/* not ours after all (or not in this process): the kernel's */
+	if (c->inherited) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	{
+		struct msghdr m = { .msg_iov = (struct iovec *)iov,
+				    .msg_iovlen = iovcnt };
+
+		psock_unlock();
+		n = sys_recvmsg(fd, &m, flags);
+		psock_lock();
+		return n;
+	}
+}
+
+static ssize_t epipe(int flags)
+{
+	if (!(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+	errno = EPIPE;
+	return -1;
+}
+
+ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	size_t want = iov_total(iov, iovcnt), done = 0;
+	struct iovec part[UIO_MAXIOV];
+	ssize_t n;
+
+	for (;;) {
+		psock_pump();
+		decide(fd, c);
+		if (c->inherited) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+		if (c->kernel_only) {
+			struct msghdr m = { .msg_iov = (struct iovec *)iov,
+					    .msg_iovlen = iovcnt };
+
+			psock_unlock();
+			n = sys_sendmsg(fd, &m, flags);
+			psock_lock();
+			return n;
+		}
+		if (!c->tx_ports) {
+			/* before the switch: counted, never blocking here */
+			struct msghdr m = { .msg_iov = part };
+
+			m.msg_iovlen = iov_from(iov, iovcnt, done, part);
+			n = sys_sendmsg(fd, &m, flags | MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN)
+				return done ? (ssize_t)done : -1;
+			if (n > 0) {
+				c->tx_kernel += n;
+				done += n;
+			}
+			if (done == want || (done && nonblocking(fd, flags)))
+				return done;
+		}
+		if (c->tx_ports && c->reset)
+			return done ? (ssize_t)done : epipe(flags);
+		if (c->tx_ports && c->fin_sent)
+			return epipe(flags);
+		while (c->tx_ports && done < want &&
+		       c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
+			size_t room = PSOCK_WINDOW - (c->tx_sent - c->tx_acked);
+			size_t len = want - done;
+			int k = iov_from(iov, iovcnt, done, part);
+
+			if (len > room)
+				len = room;
+			if (len > PSOCK_DATA_MAX)
+				len = PSOCK_DATA_MAX;
+			if (msg_send(c, PSOCK_DATA, 0, part, k, len))
+				return done ? (ssize_t)done : epipe(flags);
+			c->tx_sent += len;
+			done += len;
+		}
+		if (done == want || (done && nonblocking(fd, flags)))
+			return done;
+		if (nonblocking(fd, flags)) {
+			errno = EAGAIN;
+			return -1;
+		}
+		psock_unlock();
+		n = psock_wait_fd(fd, POLLOUT);
+		psock_lock();
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (psock_get(fd) != c) {
+			errno = EBADF;
+			return -1;
+		}
+	}
+}
+
+int psock_shutdown(int fd, struct psock_conn *c, int how)
+{
+	psock_pump();
+	if ((how == SHUT_WR || how == SHUT_RDWR) && !c->fin_sent &&
+	    !c->kernel_only) {
+		c->fin_sent = true;
+		if (c->tx_ports)
+			msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
+	}
+	return sys_shutdown(fd, how);
+}
+
+short psock_events(int fd, struct psock_conn *c, short events, short *watch,
+		   short *pass)
+{
+	short rev = 0;
+
+	decide(fd, c);
+	if (c->kernel_only || c->inherited)
+		return -1;		/* the kernel answers for it */
+	*watch = 0;
+	*pass = POLLERR | POLLHUP;
+	if (events & POLLIN) {
+		if (c->undecided) {
+			*watch |= POLLIN;	/* the HELLO, or not: look again */
+		} else if (rx_on_kernel(c)) {
+			if (c->rx_switch || !c->eof_ms) {
+				*watch |= POLLIN;
+				*pass |= POLLIN;
+			} else if (c->reset ||
+				   ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS) {
+				rev |= POLLIN;
+			}
+		} else if (c->rx_bytes || rx_ended(fd, c) || c->reset) {
+			rev |= POLLIN;
+		} else if (!c->eof_ms) {
+			*watch |= POLLIN | POLLRDHUP;	/* its end: look again */
+		}
+	}
+	if (events & POLLOUT) {
+		if (!c->tx_ports) {
+			*watch |= POLLOUT;
+			*pass |= POLLOUT;
+		} else if (c->reset || c->fin_sent ||
+			   c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
+			rev |= POLLOUT;
+		}
+	}
+	if (c->reset)
+		rev |= POLLERR;
+	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
+		rev |= POLLRDHUP;
+	if (c->fin_got && c->fin_sent && !c->rx_bytes)
+		rev |= POLLHUP;
+	return rev;
+}
+
+/* ---- tear-down ---- */
+
+void psock_close(int fd)
+{
+	struct psock_conn *c = psock_get(fd);
+
+	if (!c)
+		return;
+	fd_set_conn(fd, NULL);
+	if (--c->refs > 0) {
+		if (c->kfd == fd)	/* another descriptor of it, then */
+			for (int i = 0; i < nfdmap; i++)
+				if (fdmap[i] == c)
+					c->kfd = i;
+		return;
+	}
+	if (!c->kernel_only && !c->inherited && c->tx_ports && !c->fin_sent &&
+	    !c->reset) {
+		psock_pump();
+		msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
+	}
+	say("conn %u: closed (sent %llu+%llu, got %llu+%llu)", c->id,
+	    (unsigned long long)c->tx_kernel, (unsigned long long)c->tx_sent,
+	    (unsigned long long)c->rx_kernel, (unsigned long long)c->rx_got);
+	conn_free(c);
+}
+
+void psock_dup(int fd, int newfd)
+{
+	struct psock_conn *c = psock_get(fd);
+
+	if (c && newfd != fd)
+		fd_set_conn(newfd, c);
+}
+
+/* At exit: FIN for every connection still open, then the port. */
+__attribute__((destructor)) static void psock_exit(void)
+{
+	psock_lock();
+	for (int fd = 0; fd < nfdmap; fd++)
+		if (psock_get(fd))
+			psock_close(fd);
+	if (port)
+		ps_port_close(port);
+	port = NULL;
+	psock_unlock();
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets (libpsock.so), internals shared by its files:
+ * calls.c (the socket calls a program makes, taken over by LD_PRELOAD),
+ * conn.c (connections: set-up, the stream over ports, tear-down) and
+ * wait.c (poll and select over our sockets and the kernel's files).
+ *
+ * The descriptor a program holds is always the real kernel socket; for a
+ * connection that moved to ports, the library keeps a struct psock_conn
+ * and moves the data itself.  docs/psock.md has the design.
+ */
+#ifndef PSOCK_H
+#define PSOCK_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "ps_ports.h"
+
+/*
+ * Receive window of a connection: bytes the sender may have sent over
+ * ports that the program has not read yet.  It bounds what a peer can
+ * make this process hold for one connection.
+ */
+#define PSOCK_WINDOW		(256 * 1024)
+/* After the kernel stream ends without a FIN over ports: the peer died.
+ * Data it sent before may still be on the way; wait this long for it. */
+#define PSOCK_EOF_GRACE_MS	200
+/* A send that finds no room at the peer's node looks at the kernel
+ * connection this often; once that has ended, it gives up after
+ * PSOCK_GONE_MS (the peer's process is gone, nobody takes in there). */
+#define PSOCK_SEND_LOOK_MS	100
+#define PSOCK_GONE_MS		2000
+
+struct psock_chunk {
+	struct psock_chunk *next;
+	size_t len, off;
+	uint8_t data[];
+};
+
+enum { PSOCK_CLIENT, PSOCK_SERVER };
+
+struct psock_conn {
+	int refs;		/* descriptors that name it */
+	int kfd;		/* one of them: to look at the kernel socket */
+	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
+	bool undecided;		/* client: no HELLO nor other byte seen yet */
+	bool kernel_only;	/* the peer does not speak the protocol */
+	bool inherited;		/* moved to ports in the parent, before fork */
+	uint32_t id;		/* index in the table */
+	uint64_t nonce;
+	/* the peer, once known (HELLO, SWITCH) */
+	bool peer_known;
+	unsigned int peer_node;
+	int peer_port;
+	uint32_t peer_conn;
+	uint64_t peer_nonce;
+	/* sending */
+	bool tx_ports;		/* our data goes over ports */
+	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
+	uint64_t tx_sent;	/* over ports */
+	uint64_t tx_acked;	/* of those, what the peer has consumed */
+	bool fin_sent;
+	/* receiving */
+	bool rx_switch;		/* the peer's SWITCH came: rx_limit holds */
+	uint64_t rx_limit;	/* bytes of the kernel stream before it */
+	uint64_t rx_kernel;	/* bytes read from the kernel stream */
+	struct psock_chunk *head, *tail;
+	size_t rx_bytes;	/* waiting in the chunks */
+	uint64_t rx_got;	/* over ports, in all */
+	uint64_t rx_used;	/* of those, consumed by the program */
+	uint64_t rx_win;	/* rx_used last told to the peer */
+	bool fin_got;
+	bool reset;		/* RST from the peer, or the kernel's */
+	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
+};
+
+/* ---- conn.c; called with psock_lock() held ---- */
+void psock_lock(void);
+void psock_unlock(void);
+/* Our connection behind fd, or NULL (a kernel-only file). */
+struct psock_conn *psock_get(int fd);
+/* fd and newfd name the same kernel socket now (dup, dup2, F_DUPFD). */
+void psock_dup(int fd, int newfd);
+/* The program closes fd (or dup2 replaces it). */
+void psock_close(int fd);
+/* After connect() started on fd to a peer of ours. */
+void psock_connected(int fd);
+/* A new connection from accept(); may write the HELLO. */
+void psock_accepted(int fd);
+/* Whether connect() on fd to addr should go our way: bind it to a marker. */
+bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
+/* The program's data calls on one of our connections. */
+ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags);
+ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags);
+int psock_shutdown(int fd, struct psock_conn *c, int how);
+/* Take in what came over ports and move connections on. */
+void psock_pump(void);
+/*
+ * poll() revents of connection c for events from our state; -1 if the
+ * kernel answers for it.  *watch: what to ask of its kernel socket while
+ * we wait; *pass: which of the kernel's answers are the program's too.
+ */
+short psock_events(int fd, struct psock_conn *c, short events, short *watch,
+		   short *pass);
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
+void psock_port_wait(int timeout_ms);
+/* The NIC's descriptor to wait on, -1 without one. */
+int psock_nic_fd(void);
+/* The process forked: in the child, our connections are not ours. */
+void psock_forked_child(void);
+
+/* ---- wait.c ---- */
+/* poll() over fds that may include ours; timeout_ms as poll's. */
+int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+/*
+ * Sleep until one of events holds on our fd, for a blocking call: at most
+ * the socket's SO_RCVTIMEO (POLLIN) or SO_SNDTIMEO, then EAGAIN.
+ */
+int psock_wait_fd(int fd, short events);
+
+/* ---- calls.c: the kernel's calls, without going through ourselves ---- */
+ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
+ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);
+ssize_t sys_recv(int fd, void *buf, size_t len, int flags);
+ssize_t sys_send(int fd, const void *buf, size_t len, int flags);
+int sys_shutdown(int fd, int how);
+int sys_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+int sys_fcntl(int fd, int cmd, long arg);
+int sys_close(int fd);
+
+#endif /* PSOCK_H */

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: waiting (poll, select and the blocking calls).
+ *
+ * Our connections are answered from the library's state; everything else,
+ * and what our connections still need from the kernel (set-up bytes, the
+ * end of the stream), from the kernel.  When nothing is ready we sleep on
+ * all of those and on the NIC, and look again at least every
+ * PS_PORT_POLL_MS, since another process of the node may have taken in
+ * our message.  When only our connections are waited on, the NIC wait of
+ * the ports layer is used instead: it stalls on the NIC first, for the
+ * latency of ports.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "psock.h"
+
+#define STACK_FDS	16
+
+static int64_t us_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * One look at every fd; kfds gets what to ask the kernel, pass which of
+ * its answers count as the program's (for our fds, -1 for others).
+ * Returns how many fds are ready from our state alone.
+ */
+static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
+		short *pass, bool *only_ours)
+{
+	int ready = 0;
+
+	*only_ours = true;
+	psock_lock();
+	psock_pump();
+	for (nfds_t i = 0; i < n; i++) {
+		struct psock_conn *c = psock_get(fds[i].fd);
+		short watch, rev;
+
+		kfds[i] = (struct pollfd){ .fd = fds[i].fd };
+		fds[i].revents = 0;
+		rev = c ? psock_events(fds[i].fd, c, fds[i].events, &watch,
+				       &pass[i]) : -1;
+		if (rev < 0) {		/* the kernel's */
+			kfds[i].events = fds[i].events;
+			pass[i] = -1;
+			if (fds[i].fd >= 0)
+				*only_ours = false;
+			continue;
+		}
+		kfds[i].events = watch;
+		fds[i].revents = rev & (fds[i].events | POLLERR | POLLHUP);
+		ready += !!fds[i].revents;
+		/* a set-up byte or the end of the stream: rare, the NIC wait
+		 * is short, so that is seen soon enough; others are not */
+		if (watch & POLLOUT)
+			*only_ours = false;
+	}
+	psock_unlock();
+	return ready;
+}
+
+int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	struct pollfd kstack[STACK_FDS + 1], *kfds = kstack;
+	short pstack[STACK_FDS], *pass = pstack;
+	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
+	int ret;
+
+	if (n > STACK_FDS) {
+		kfds = malloc((n + 1) * sizeof(*kfds));
+		pass = malloc(n * sizeof(*pass));
+		if (!kfds || !pass) {
+			free(kfds);
+			free(pass);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	for (;;) {
+		bool only_ours;
+		int ready = look(fds, n, kfds, pass, &only_ours);
+		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
+		int nic = psock_nic_fd();
+		nfds_t kn = n;
+
+		if (timeout_ms > 0 && wait) {
+			int64_t left = (deadline - us_now() + 999) / 1000;
+
+			wait = left <= 0 ? 0 : left < wait ? (int)left : wait;
+		}
+		if (wait && nic >= 0 && only_ours) {
+			/* stall on the NIC first, as ports does */
+			psock_lock();
+			psock_port_wait(wait);
+			psock_unlock();
+			wait = 0;
+		} else if (nic >= 0) {
+			kfds[kn++] = (struct pollfd){ .fd = nic,
+						      .events = POLLIN };
+		}
+		ret = sys_poll(kfds, kn, wait);
+		if (ret < 0)
+			break;
+		ret = 0;
+		for (nfds_t i = 0; i < n; i++) {
+			short got = kfds[i].revents;
+
+			if (pass[i] < 0)
+				fds[i].revents = got;
+			else
+				fds[i].revents |= got & (pass[i] | POLLNVAL);
+			ret += !!fds[i].revents;
+		}
+		if (ret || !timeout_ms)
+			break;
+		if (timeout_ms > 0 && us_now() >= deadline)
+			break;
+	}
+	if (kfds != kstack) {
+		free(kfds);
+		free(pass);
+	}
+	return ret;
+}
+
+int psock_wait_fd(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	struct timeval tv = { 0 };
+	socklen_t len = sizeof(tv);
+	int timeout = -1, n;
+
+	if (!getsockopt(fd, SOL_SOCKET,
+			events & POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, &len) &&
+	    (tv.tv_sec || tv.tv_usec))
+		timeout = tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+	n = psock_poll(&p, 1, timeout);
+	if (n == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return n < 0 ? -1 : 0;
+}

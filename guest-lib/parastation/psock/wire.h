@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: what goes on the wire (docs/psock.md).
+ *
+ * A TCP connection starts on the kernel.  A library client binds its
+ * socket to a port in the marker range before it connects; a library
+ * server that accepts such a client writes a HELLO as the first bytes of
+ * the kernel stream, naming its ports address.  Each side then moves its
+ * sending direction to ports with a SWITCH message, which says how many
+ * bytes it sent on the kernel stream before: the peer reads exactly those
+ * from the kernel, then reads ports.  Everything after goes over ports,
+ * as messages to the peer process's port; the kernel connection stays
+ * open for the names, the options and to see the peer go away.
+ *
+ * All fields little-endian (the guests are x86); packed layouts.
+ */
+#ifndef PSOCK_WIRE_H
+#define PSOCK_WIRE_H
+
+#include <stdint.h>
+
+/* Client ports that say "I speak this protocol" (kept out of the kernel's
+ * ephemeral range by vc-sysinit: net.ipv4.ip_local_reserved_ports). */
+#define PSOCK_MARK_LO	61000
+#define PSOCK_MARK_HI	61999
+
+/* ---- on the kernel stream, server to client, before any data ---- */
+#define PSOCK_MAGIC	"PSOCKv1"	/* 8 bytes with its NUL */
+
+struct psock_hello {
+	char magic[8];
+	char nic[8];		/* its NIC (ps_port_nic()): both must use one */
+	uint16_t node;		/* the server's node and port (ps_ports.h) */
+	uint16_t port;
+	uint32_t conn;		/* its connection id there */
+	uint64_t nonce;		/* with conn: names the connection */
+} __attribute__((packed));
+
+/* ---- over ports: every message starts with this ---- */
+enum {
+	PSOCK_SWITCH = 1,	/* from now on my data comes over ports */
+	PSOCK_DATA,		/* stream bytes follow the header */
+	PSOCK_WIN,		/* the receiver consumed `count` bytes in all */
+	PSOCK_FIN,		/* no more data: `count` bytes sent in all */
+	PSOCK_RST,		/* the connection is gone (closed, unread data) */
+};
+
+struct psock_msg {
+	uint8_t type;		/* PSOCK_* */
+	uint8_t pad[3];
+	uint32_t dconn;		/* the receiver's connection id and nonce */
+	uint64_t dnonce;
+	uint32_t sconn;		/* the sender's (SWITCH) */
+	uint32_t pad2;
+	uint64_t snonce;
+	uint64_t count;		/* SWITCH: bytes sent on the kernel stream
+				 * before; WIN, FIN: see above */
+} __attribute__((packed));
+
+#define PSOCK_DATA_MAX	(65536 - sizeof(struct psock_msg))
+
+#endif /* PSOCK_WIRE_H */

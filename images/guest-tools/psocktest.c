@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * psocktest: the socket calls that programs rely on, between two nodes,
+ * so that one run on the kernel and one under psrun (ParaStation sockets,
+ * docs/psock.md) can be compared line by line: every line prints only
+ * what the kernel's semantics fix (return values, errno names, byte
+ * counts, checksums), never addresses, ports or times.
+ *
+ *   psocktest server PORT             serve cases until killed ("death"
+ *                                     ends it)
+ *   psocktest client HOST PORT [CASE...]
+ *
+ * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
+ * refused death (the default: all but death).  A case starts with one
+ * byte, its number, which the client writes before it reads anything.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/check.h"
+
+static const char *const cases[] = {
+	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
+	"names", "errors", "refused", "death",
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+#define BULK (4u << 20)
+
+static const char *err_name(int e)
+{
+	switch (e) {
+	case 0: return "0";
+	case EAGAIN: return "EAGAIN";
+	case EBADF: return "EBADF";
+	case ENOTSOCK: return "ENOTSOCK";
+	case ENOTCONN: return "ENOTCONN";
+	case EPIPE: return "EPIPE";
+	case ECONNRESET: return "ECONNRESET";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case EINPROGRESS: return "EINPROGRESS";
+	case EINVAL: return "EINVAL";
+	default: return strerror(e);
+	}
+}
+
+static uint8_t pat(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+}
+
+static void fill(uint8_t *b, size_t n, size_t at, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = pat(at + i, seed);
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+
+		if (r <= 0)
+			return r == 0 ? 0 : -1;
+		got += r;
+	}
+	return 1;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t w = write(fd, (const char *)buf + put, n - put);
+
+		if (w <= 0)
+			return -1;
+		put += w;
+	}
+	return 0;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the server's side of each case ---- */
+
+static void serve_echo(int fd)
+{
+	static uint8_t buf[300000];
+	uint32_t len;
+
+	while (read_all(fd, &len, 4) == 1 && len && len <= sizeof(buf) &&
+	       read_all(fd, buf, len) == 1)
+		write_all(fd, buf, len);
+}
+
+static void serve_bulk(int fd)
+{
+	static uint8_t buf[65536];
+	uint64_t sum = 0, got = 0;
+	size_t i;
+
+	while (got < BULK) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+
+		if (r <= 0)
+			return;
+		for (i = 0; i < (size_t)r; i++)
+			sum = sum * 31 + buf[i];
+		got += r;
+	}
+	write_all(fd, &sum, sizeof(sum));
+	for (got = 0; got < BULK; got += sizeof(buf)) {
+		fill(buf, sizeof(buf), got, 3);
+		if (write_all(fd, buf, sizeof(buf)))
+			return;
+	}
+}
+
+static void serve_peer_names(int fd)
+{
+	struct sockaddr_storage a[2], mine, theirs;
+	socklen_t l = sizeof(mine), l2 = sizeof(theirs);
+	uint8_t same;
+
+	if (read_all(fd, a, sizeof(a)) != 1)
+		return;
+	getsockname(fd, (struct sockaddr *)&mine, &l);
+	getpeername(fd, (struct sockaddr *)&theirs, &l2);
+	/* the client's own name is our peer; its peer name is our name */
+	same = !memcmp(&a[0], &theirs, l2) && !memcmp(&a[1], &mine, l);
+	write_all(fd, &same, 1);
+}
+
+static void serve(int fd, unsigned int c)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+
+	switch (c) {
+	case 0:
+		serve_echo(fd);
+		break;
+	case 1:
+		serve_bulk(fd);
+		break;
+	case 2:		/* nonblock: answer "go" with 5 bytes */
+		if (read_all(fd, buf, 2) == 1)
+			write_all(fd, "hello", 5);
+		break;
+	case 3:		/* peek: 10 bytes, a pause, 90 more */
+		fill(buf, 100, 0, 4);
+		write_all(fd, buf, 10);
+		msleep(300);
+		write_all(fd, buf + 10, 90);
+		read_all(fd, buf, 1);
+		break;
+	case 4: {	/* halfclose: count to EOF, answer, close */
+		uint32_t got = 0;
+
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			got += n;
+		fill(buf, 500, got, 5);
+		write_all(fd, buf, 500);
+		break;
+	}
+	case 5:		/* iov: echo 4014 bytes */
+		if (read_all(fd, buf, 4014) == 1)
+			write_all(fd, buf, 4014);
+		break;
+	case 6:		/* poll: "s" asks for one byte */
+		while (read_all(fd, buf, 1) == 1 && buf[0] == 's') {
+			msleep(100);
+			write_all(fd, "x", 1);
+		}
+		break;
+	case 7:		/* dup: echo until EOF */
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			write_all(fd, buf, n);
+		break;
+	case 8:
+		serve_peer_names(fd);
+		break;
+	case 11:	/* death: 100 bytes, then this process dies */
+		fill(buf, 100, 0, 6);
+		write_all(fd, buf, 100);
+		msleep(200);
+		_exit(3);
+	}
+}
+
+static int server(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 16)) {
+		perror("psocktest server");
+		return 1;
+	}
+	printf("listening on %d\n", port);
+	fflush(stdout);
+	for (;;) {
+		int fd = accept(s, NULL, NULL);
+		uint8_t c;
+
+		if (fd < 0)
+			continue;
+		if (read_all(fd, &c, 1) == 1 && c < NCASES)
+			serve(fd, c);
+		close(fd);
+	}
+}
+
+/* ---- the client's side ---- */
+
+static struct sockaddr_in peer;
+
+static int dial(unsigned int c, int flags)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | flags, 0);
+	uint8_t b = c;
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&peer, sizeof(peer)) &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	if (!flags && write_all(fd, &b, 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void case_echo(int fd)
+{
+	static const uint32_t sizes[] = { 1, 7, 492, 493, 4096, 65536, 65537,
+					  300000 };
+	static uint8_t out[300000], in[300000];
+	size_t bytes = 0, bad = 0;
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+
+		fill(out, n, k, 1);
+		if (write_all(fd, &n, 4) || write_all(fd, out, n) ||
+		    read_all(fd, in, n) != 1 || memcmp(in, out, n))
+			bad++;
+		bytes += n;
+	}
+	CHECK(!bad, "echo: 8 sizes from 1 to 300000 bytes, %zu bytes, %zu "
+	      "wrong", bytes, bad);
+}
+
+static void case_bulk(int fd)
+{
+	static uint8_t buf[65536];
+	uint64_t sum = 0, theirs = 0;
+	size_t got = 0, bad = 0;
+
+	for (size_t at = 0; at < BULK; at += sizeof(buf)) {
+		fill(buf, sizeof(buf), at, 2);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			sum = sum * 31 + buf[i];
+		if (write_all(fd, buf, sizeof(buf)))
+			break;
+	}
+	CHECK(read_all(fd, &theirs, 8) == 1 && theirs == sum,
+	      "bulk: 4 MiB to the server, its checksum matches");
+	while (got < BULK) {
+		ssize_t r = read(fd, buf, 1000);	/* odd reads */
+
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			bad += buf[i] != pat(got + i, 3);
+		got += r;
+	}
+	CHECK(got == BULK && !bad, "bulk: 4 MiB from the server in reads of "
+	      "1000 bytes, %zu wrong", bad);
+}
+
+static void case_nonblock(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int r = connect(fd, (struct sockaddr *)&peer, sizeof(peer));
+	int e = r ? errno : 0, soerr = -1;
+	socklen_t l = sizeof(soerr);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	uint8_t b = 2;
+	char buf[8];
+	ssize_t n;
+
+	CHECK(r == -1 && e == EINPROGRESS, "nonblock: connect: %d %s", r,
+	      err_name(e));
+	r = poll(&p, 1, 10000);
+	CHECK(r == 1 && (p.revents & POLLOUT), "nonblock: poll POLLOUT: %d",
+	      r);
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
+	CHECK(soerr == 0, "nonblock: SO_ERROR %d", soerr);
+	write_all(fd, &b, 1);
+	n = recv(fd, buf, sizeof(buf), 0);
+	e = n < 0 ? errno : 0;
+	CHECK(n == -1 && e == EAGAIN, "nonblock: recv with nothing there: "
+	      "%zd %s", n, err_name(e));
+	write(fd, "go", 2);
+	p.events = POLLIN;
+	r = poll(&p, 1, 10000);
+	n = recv(fd, buf, sizeof(buf), 0);
+	CHECK(r == 1 && n == 5 && !memcmp(buf, "hello", 5),
+	      "nonblock: poll POLLIN %d, then recv %zd bytes", r, n);
+	close(fd);
+}
+
+static void case_peek(int fd)
+{
+	uint8_t buf[100], want[100];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	fill(want, 100, 0, 4);
+	poll(&p, 1, 10000);
+	msleep(50);
+	n = recv(fd, buf, sizeof(buf), MSG_PEEK);
+	CHECK(n == 10 && !memcmp(buf, want, 10), "peek: MSG_PEEK sees the "
+	      "first %zd bytes", n);
+	n = recv(fd, buf, sizeof(buf), MSG_WAITALL);
+	CHECK(n == 100 && !memcmp(buf, want, 100), "peek: MSG_WAITALL waits "
+	      "for all: %zd bytes", n);
+	write_all(fd, "k", 1);
+}
+
+static void case_halfclose(int fd)
+{
+	uint8_t buf[1000], want[500];
+	ssize_t n, got = 0;
+	int e;
+
+	fill(buf, sizeof(buf), 0, 9);
+	write_all(fd, buf, sizeof(buf));
+	CHECK(shutdown(fd, SHUT_WR) == 0, "halfclose: shutdown(SHUT_WR)");
+	n = send(fd, buf, 10, MSG_NOSIGNAL);
+	e = n < 0 ? errno : 0;
+	CHECK(n == -1 && e == EPIPE, "halfclose: send after it: %zd %s", n,
+	      err_name(e));
+	while ((n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+		got += n;
+	fill(want, 500, 1000, 5);
+	CHECK(n == 0 && got == 500 && !memcmp(buf, want, 500),
+	      "halfclose: the answer, %zd bytes, then EOF (%zd)", got, n);
+}
+
+static void case_iov(int fd)
+{
+	static uint8_t a[1], b[13], c[4000], x[5], y[3000], z[1009];
+	struct iovec out[3] = { { a, 1 }, { b, 13 }, { c, 4000 } };
+	struct iovec in[3] = { { x, 5 }, { y, 3000 }, { z, 1009 } };
+	uint8_t all[4014], back[4014];
+	ssize_t n, got = 0;
+
+	fill(a, 1, 0, 7);
+	fill(b, 13, 1, 7);
+	fill(c, 4000, 14, 7);
+	fill(all, 4014, 0, 7);
+	n = writev(fd, out, 3);
+	CHECK(n == 4014, "iov: writev of 1 + 13 + 4000 bytes: %zd", n);
+	while (got < 4014 && (n = readv(fd, in, 3)) > 0) {
+		memcpy(back + got, x, n < 5 ? n : 5);
+		if (n > 5)
+			memcpy(back + got + 5, y, n - 5 < 3000 ? n - 5 : 3000);
+		if (n > 3005)
+			memcpy(back + got + 3005, z, n - 3005);
+		got += n;
+		if (got < 4014)		/* the rest lands at the start */
+			break;
+	}
+	if (got < 4014)
+		got += read_all(fd, back + got, 4014 - got) == 1 ? 4014 - got : 0;
+	CHECK(got == 4014 && !memcmp(all, back, 4014),
+	      "iov: readv into 5 + 3000 + 1009 bytes gets them back");
+}
+
+static void case_poll(int fd)
+{
+	struct pollfd p[2] = { { .events = POLLIN }, { .fd = fd,
+						       .events = POLLIN } };
+	int pipefd[2], r;
+	struct timeval tv = { 0, 50000 };
+	fd_set rs;
+	char b;
+
+	if (pipe(pipefd))
+		return;
+	p[0].fd = pipefd[0];
+	r = poll(p, 2, 0);
+	CHECK(r == 0, "poll: a pipe and the socket, nothing ready: %d", r);
+	write(pipefd[1], "p", 1);
+	r = poll(p, 2, 1000);
+	CHECK(r == 1 && p[0].revents == POLLIN && !p[1].revents,
+	      "poll: the pipe written: %d ready, pipe %#x socket %#x", r,
+	      p[0].revents, p[1].revents);
+	read(pipefd[0], &b, 1);
+	write_all(fd, "s", 1);
+	r = poll(p, 2, 5000);
+	CHECK(r == 1 && !p[0].revents && p[1].revents == POLLIN,
+	      "poll: the server wrote: %d ready, pipe %#x socket %#x", r,
+	      p[0].revents, p[1].revents);
+	read(fd, &b, 1);
+	FD_ZERO(&rs);
+	FD_SET(fd, &rs);
+	FD_SET(pipefd[0], &rs);
+	r = select((fd > pipefd[0] ? fd : pipefd[0]) + 1, &rs, NULL, NULL,
+		   &tv);
+	CHECK(r == 0 && tv.tv_sec == 0 && tv.tv_usec == 0,
+	      "select: nothing within 50 ms: %d, the time left is 0", r);
+	write_all(fd, "s", 1);
+	FD_SET(fd, &rs);
+	FD_SET(pipefd[0], &rs);
+	tv.tv_sec = 5;
+	r = select((fd > pipefd[0] ? fd : pipefd[0]) + 1, &rs, NULL, NULL,
+		   &tv);
+	CHECK(r == 1 && FD_ISSET(fd, &rs) && !FD_ISSET(pipefd[0], &rs),
+	      "select: the socket is ready: %d", r);
+	read(fd, &b, 1);
+	write_all(fd, "q", 1);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+static void case_dup(int fd)
+{
+	int d = dup(fd), d2 = 40;
+	char buf[16];
+	ssize_t n;
+
+	close(fd);
+	write_all(d, "abc", 3);
+	n = read(d, buf, sizeof(buf));
+	CHECK(n == 3 && !memcmp(buf, "abc", 3), "dup: the copy works after "
+	      "the original is closed: %zd", n);
+	CHECK(dup2(d, d2) == d2, "dup2 onto descriptor 40");
+	close(d);
+	write_all(d2, "defg", 4);
+	n = read(d2, buf, sizeof(buf));
+	CHECK(n == 4 && !memcmp(buf, "defg", 4), "dup2: the new one works: "
+	      "%zd", n);
+	n = fcntl(d2, F_DUPFD_CLOEXEC, 50);
+	close(d2);
+	write_all(n, "h", 1);
+	CHECK(read(n, buf, 1) == 1 && buf[0] == 'h', "fcntl(F_DUPFD_CLOEXEC) "
+	      "gives %s", n >= 50 ? "50 or more" : "less than 50");
+	close(n);
+}
+
+static void case_names(int fd)
+{
+	struct sockaddr_storage a[2];
+	socklen_t l = sizeof(a[0]), l2 = sizeof(a[1]);
+	uint8_t same = 0;
+
+	memset(a, 0, sizeof(a));
+	getsockname(fd, (struct sockaddr *)&a[0], &l);
+	getpeername(fd, (struct sockaddr *)&a[1], &l2);
+	write_all(fd, a, sizeof(a));
+	CHECK(read_all(fd, &same, 1) == 1 && same,
+	      "names: getsockname and getpeername agree with the server's");
+}
+
+static void case_errors(void)
+{
+	int p[2], s = socket(AF_INET, SOCK_STREAM, 0);
+	char b;
+	ssize_t n;
+
+	n = read(-1, &b, 1);
+	CHECK(n == -1 && errno == EBADF, "errors: read(-1): %s",
+	      err_name(errno));
+	if (pipe(p))
+		return;
+	n = recv(p[0], &b, 1, MSG_DONTWAIT);
+	CHECK(n == -1 && errno == ENOTSOCK, "errors: recv on a pipe: %s",
+	      err_name(errno));
+	n = shutdown(s, SHUT_WR);
+	CHECK(n == -1 && errno == ENOTCONN, "errors: shutdown, not "
+	      "connected: %s", err_name(errno));
+	close(p[0]);
+	close(p[1]);
+	close(s);
+	CHECK(close(s) == -1 && errno == EBADF, "errors: close twice: %s",
+	      err_name(errno));
+}
+
+static void case_refused(void)
+{
+	struct sockaddr_in a = peer;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), r, e;
+
+	a.sin_port = htons(ntohs(peer.sin_port) + 1);
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	e = r ? errno : 0;
+	CHECK(r == -1 && e == ECONNREFUSED, "refused: %d %s", r, err_name(e));
+	close(fd);
+}
+
+static void case_death(int fd)
+{
+	uint8_t buf[200], want[100];
+	ssize_t n, got = 0;
+	int e;
+
+	fill(want, 100, 0, 6);
+	while (got < 100 && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+		got += n;
+	n = read(fd, buf, sizeof(buf));
+	e = n < 0 ? errno : 0;
+	CHECK(got == 100 && !memcmp(buf, want, 100) &&
+	      (n == 0 || (n == -1 && e == ECONNRESET)),
+	      "death: 100 bytes, then the server dies: EOF or ECONNRESET");
+}
+
+static int client(const char *host, int port, char **names, int count)
+{
+	struct addrinfo hints = { .ai_family = AF_INET,
+				  .ai_socktype = SOCK_STREAM }, *res;
+
+	if (getaddrinfo(host, NULL, &hints, &res)) {
+		fprintf(stderr, "psocktest: cannot resolve %s\n", host);
+		return 2;
+	}
+	peer = *(struct sockaddr_in *)res->ai_addr;
+	peer.sin_port = htons(port);
+	freeaddrinfo(res);
+	for (unsigned int c = 0; c < NCASES; c++) {
+		bool want = !count && strcmp(cases[c], "death");
+		int fd = -1;
+
+		for (int i = 0; i < count; i++)
+			want |= !strcmp(names[i], cases[c]);
+		if (!want)
+			continue;
+		if (c != 2 && c != 9 && c != 10) {
+			fd = dial(c, 0);
+			if (fd < 0) {
+				CHECK(0, "%s: connect: %s", cases[c],
+				      strerror(errno));
+				continue;
+			}
+		}
+		switch (c) {
+		case 0: case_echo(fd); break;
+		case 1: case_bulk(fd); break;
+		case 2: case_nonblock(); break;
+		case 3: case_peek(fd); break;
+		case 4: case_halfclose(fd); break;
+		case 5: case_iov(fd); break;
+		case 6: case_poll(fd); break;
+		case 7: case_dup(fd); fd = -1; break;
+		case 8: case_names(fd); break;
+		case 9: case_errors(); break;
+		case 10: case_refused(); break;
+		case 11: case_death(fd); break;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "server"))
+		return server(atoi(argv[2]));
+	if (argc >= 4 && !strcmp(argv[1], "client"))
+		return client(argv[2], atoi(argv[3]), argv + 4, argc - 4);
+	fprintf(stderr, "usage: psocktest server PORT\n"
+		"       psocktest client HOST PORT [CASE...]\n");
+	return 2;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# ParaStation sockets (docs/psock.md): psocktest between two nodes, once on
+# the kernel and once under psrun, on the ParaStation board and on the
+# Myrinet card; the two runs must print the same lines, and the library run
+# must really have moved its connections to ports.  Then a node without
+# its board's driver: the library falls back to the kernel.
+# tests/cluster/psock.sh direct|libvirt
+set -u
+. "$(dirname "$0")/../lib.sh"
+cluster_test t-psock "${1:-direct}"
+plan 13
+boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
+
+# run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
+# both started by PREFIX ("" or "psrun --hal HAL"); the client's lines in
+# $tmp/TAG.out, the server's debug log in the guest's /tmp/TAG.srv.  Each
+# run has its own server port: the last server may not be gone yet.
+run_pair() {
+	vc exec node1 -- "killall psocktest; true" >/dev/null 2>&1
+	vc exec -d node1 -- "PS_SOCK_DEBUG=1 $3 psocktest server $2 > /tmp/$1.srv 2>&1" >/dev/null
+	retry 20 vc exec node1 -- "grep -q listening /tmp/$1.srv" || return 1
+	vc exec -t 180 node0 -- "PS_SOCK_DEBUG=1 $3 psocktest client node1 $2 2> /tmp/$1.dbg" > "$tmp/$1.out"
+}
+
+check "$mode: psocktest on the kernel: every case ok" run_pair kernel 7300 ""
+port=7300
+for hal in ps1 myri; do
+	port=$((port + 1))
+	check "$mode: $hal: psocktest under psrun: every case ok" \
+		run_pair "$hal" $port "psrun --hal $hal"
+	check "$mode: $hal: the library's lines are the kernel's" \
+		diff "$tmp/kernel.out" "$tmp/$hal.out"
+	# the client moved its connections to ports, the server answered
+	check "$mode: $hal: the connections went over ports" \
+		vc exec node0 -- "grep -q 'speaks ports' /tmp/$hal.dbg && grep -q 'sends over ports' /tmp/$hal.dbg"
+	check "$mode: $hal: the server died, the client saw the end (death)" \
+		vc exec -t 60 node0 -- "psrun --hal $hal psocktest client node1 $port death"
+done
+
+# A node without its NIC's driver: the library passes everything through.
+check "$mode: node1 without ps1.ko" vc exec node1 -- "rmmod ps1 && ! test -e /dev/ps1"
+check "$mode: no board: psocktest under psrun: every case ok, on the kernel" \
+	run_pair noboard 7310 "psrun --hal ps1"
+check "$mode: no board: the same lines, no connection on ports" sh -c "
+	diff '$tmp/kernel.out' '$tmp/noboard.out' &&
+	! vc exec node0 -- \"grep -q 'sends over ports' /tmp/noboard.dbg\""
