@@ -11,7 +11,7 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused death (the default: all but death).  A case starts with one
+ * refused epoll death (the default: all but death).  A case starts with one
  * byte, its number, which the client writes before it reads anything.
  */
 #define _GNU_SOURCE
@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -37,7 +38,7 @@
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
-	"names", "errors", "refused", "death",
+	"names", "errors", "refused", "epoll", "death",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -191,7 +192,8 @@ static void serve(int fd, unsigned int c)
 		if (read_all(fd, buf, 4014) == 1)
 			write_all(fd, buf, 4014);
 		break;
-	case 6:		/* poll: "s" asks for one byte */
+	case 6:		/* poll, epoll: "s" asks for one byte */
+	case 11:
 		while (read_all(fd, buf, 1) == 1 && buf[0] == 's') {
 			msleep(100);
 			write_all(fd, "x", 1);
@@ -204,7 +206,7 @@ static void serve(int fd, unsigned int c)
 	case 8:
 		serve_peer_names(fd);
 		break;
-	case 11:	/* death: 100 bytes, then this process dies */
+	case 12:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
 		write_all(fd, buf, 100);
 		msleep(200);
@@ -455,6 +457,54 @@ static void case_poll(int fd)
 	close(pipefd[1]);
 }
 
+static void case_epoll(int fd)
+{
+	struct epoll_event ev, got[4];
+	int ep = epoll_create1(EPOLL_CLOEXEC), pipefd[2], r;
+	char b;
+
+	if (ep < 0 || pipe(pipefd))
+		return;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = 7 };
+	epoll_ctl(ep, EPOLL_CTL_ADD, pipefd[0], &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u64 = 9 };
+	r = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	CHECK(r == 0, "epoll: add the socket and a pipe: %d", r);
+	r = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	CHECK(r == -1 && errno == EEXIST, "epoll: add it twice: %s",
+	      err_name(errno));
+	r = epoll_wait(ep, got, 4, 0);
+	CHECK(r == 0, "epoll: nothing ready: %d", r);
+	write(pipefd[1], "p", 1);
+	r = epoll_wait(ep, got, 4, 1000);
+	CHECK(r == 1 && got[0].data.u64 == 7, "epoll: the pipe: %d", r);
+	read(pipefd[0], &b, 1);
+	write_all(fd, "s", 1);
+	r = epoll_wait(ep, got, 4, 5000);
+	CHECK(r == 1 && got[0].data.u64 == 9 && got[0].events == EPOLLIN,
+	      "epoll: the socket, its data kept: %d", r);
+	r = epoll_wait(ep, got, 4, 0);
+	CHECK(r == 1, "epoll: level-triggered, again while unread: %d", r);
+	read(fd, &b, 1);
+	ev = (struct epoll_event){ .events = EPOLLIN | EPOLLONESHOT,
+				   .data.u64 = 11 };
+	epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+	write_all(fd, "s", 1);
+	r = epoll_wait(ep, got, 4, 5000);
+	CHECK(r == 1 && got[0].data.u64 == 11, "epoll: one-shot: %d", r);
+	r = epoll_wait(ep, got, 4, 100);
+	CHECK(r == 0, "epoll: one-shot, not again: %d", r);
+	read(fd, &b, 1);
+	r = epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+	r |= epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == -1 && errno == ENOENT
+		     ? 0 : 1;
+	CHECK(r == 0, "epoll: delete, then ENOENT");
+	write_all(fd, "q", 1);
+	close(ep);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 static void case_dup(int fd)
 {
 	int d = dup(fd), d2 = 40;
@@ -586,7 +636,8 @@ static int client(const char *host, int port, char **names, int count)
 		case 8: case_names(fd); break;
 		case 9: case_errors(); break;
 		case 10: case_refused(); break;
-		case 11: case_death(fd); break;
+		case 11: case_epoll(fd); break;
+		case 12: case_death(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

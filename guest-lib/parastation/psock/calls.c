@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -312,8 +313,9 @@ API int shutdown(int fd, int how)
 
 API int close(int fd)
 {
-	if (psock_get(fd)) {
+	if (psock_get(fd) || psock_epoll_any()) {
 		psock_lock();
+		psock_epoll_closed(fd);
 		psock_close(fd);
 		psock_unlock();
 	}
@@ -394,6 +396,80 @@ API int fcntl64(int fd, int cmd, ...)
 }
 
 /* ---- readiness ---- */
+
+static int timeout_of(const struct timespec *ts);
+
+API int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct psock_conn *c = psock_get(fd);
+	int ret, err;
+
+	if ((!c || c->kernel_only) && !psock_epoll_any())
+		return syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+	psock_lock();
+	ret = psock_epoll_ctl(epfd, op, fd, ev);
+	err = errno;
+	psock_unlock();
+	errno = err;
+	return ret;
+}
+
+static bool epoll_ours(int epfd)
+{
+	bool has;
+
+	if (!psock_epoll_any())
+		return false;
+	psock_lock();
+	has = psock_epoll_has(epfd);
+	psock_unlock();
+	return has;
+}
+
+API int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout_ms)
+{
+	if (!epoll_ours(epfd))
+		return syscall(SYS_epoll_wait, epfd, ev, max, timeout_ms);
+	return psock_epoll_wait(epfd, ev, max, timeout_ms);
+}
+
+API int epoll_pwait(int epfd, struct epoll_event *ev, int max,
+		    int timeout_ms, const sigset_t *mask)
+{
+	sigset_t old;
+	int ret, err;
+
+	if (!epoll_ours(epfd))
+		return syscall(SYS_epoll_pwait, epfd, ev, max, timeout_ms, mask,
+			       _NSIG / 8);
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, mask, &old);
+	ret = psock_epoll_wait(epfd, ev, max, timeout_ms);
+	err = errno;
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return ret;
+}
+
+API int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+		     const struct timespec *ts, const sigset_t *mask)
+{
+	sigset_t old;
+	int ret, err;
+
+	if (!epoll_ours(epfd))
+		return syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask,
+			       _NSIG / 8);
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, mask, &old);
+	ret = psock_epoll_wait(epfd, ev, max, timeout_of(ts));
+	err = errno;
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return ret;
+}
 
 static bool any_ours(const struct pollfd *fds, nfds_t n)
 {

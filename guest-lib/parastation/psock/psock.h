@@ -126,6 +126,18 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
  */
 int psock_wait_fd(int fd, short events);
 
+/* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */
+struct epoll_event;
+int psock_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+/* Whether epfd holds one of our connections. */
+bool psock_epoll_has(int epfd);
+/* Whether any epoll holds one (a hint, without the lock). */
+bool psock_epoll_any(void);
+/* fd is closed: out of every epoll, and its table if it was one. */
+void psock_epoll_closed(int fd);
+int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
+		     int timeout_ms);
+
 /* ---- calls.c: the kernel's calls, without going through ourselves ---- */
 ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);
 ssize_t sys_sendmsg(int fd, const struct msghdr *m, int flags);

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: epoll.
+ *
+ * The epoll descriptor is the kernel's.  Files that are not ours are
+ * registered there as the program asks.  Our connections are kept here,
+ * with the program's events and data, and answered from the library's
+ * state; the kernel epoll holds, under a tag of ours, the NIC and the
+ * kernel sockets of our connections (for their set-up bytes and their
+ * end), so that epoll_wait wakes for them too.  A connection that turns
+ * out to be the kernel's is handed to the kernel epoll as the program
+ * registered it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "psock.h"
+
+/* data.u64 of our own registrations: the tag, and the fd below it */
+#define TAG		0x7073636bull		/* "psck" */
+#define TAGGED(fd)	((TAG << 32) | (uint32_t)(fd))
+#define IS_TAGGED(u)	(((u) >> 32) == TAG)
+#define NIC_FD		0xffffffffu
+
+struct entry {
+	int fd;
+	uint32_t events;	/* the program's, EPOLLONESHOT included */
+	epoll_data_t data;
+	bool disabled;		/* EPOLLONESHOT: reported, until MOD */
+};
+
+struct ep {
+	int epfd;
+	bool nic;		/* the NIC is in the kernel epoll */
+	int n, cap;
+	struct entry *e;
+	struct ep *next;
+};
+
+static struct ep *eps;		/* under psock_lock() */
+
+static struct ep *ep_find(int epfd)
+{
+	for (struct ep *x = eps; x; x = x->next)
+		if (x->epfd == epfd)
+			return x;
+	return NULL;
+}
+
+static struct entry *entry_find(struct ep *x, int fd)
+{
+	for (int i = 0; i < x->n; i++)
+		if (x->e[i].fd == fd)
+			return &x->e[i];
+	return NULL;
+}
+
+static int kctl(int epfd, int op, int fd, uint32_t events, uint64_t u64)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = u64 };
+
+	return syscall(SYS_epoll_ctl, epfd, op, fd, &ev);
+}
+
+/* Our registration of fd's kernel socket: its set-up bytes, its end. */
+static int watch_kernel(int epfd, int op, int fd)
+{
+	return kctl(epfd, op, fd, EPOLLIN | EPOLLRDHUP | EPOLLET, TAGGED(fd));
+}
+
+static void entry_drop(struct ep *x, struct entry *en)
+{
+	*en = x->e[--x->n];
+}
+
+int psock_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct psock_conn *c = psock_get(fd);
+	struct ep *x;
+	struct entry *en;
+	int ret;
+
+	if (!c || c->kernel_only) {
+		if ((x = ep_find(epfd)) && entry_find(x, fd)) {
+			errno = op == EPOLL_CTL_ADD ? EEXIST : EINVAL;
+			return -1;
+		}
+		return syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+	}
+	x = ep_find(epfd);
+	en = x ? entry_find(x, fd) : NULL;
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		if (en) {
+			errno = EEXIST;
+			return -1;
+		}
+		/* the kernel checks epfd, fd and the events for us */
+		ret = watch_kernel(epfd, EPOLL_CTL_ADD, fd);
+		if (ret)
+			return ret;
+		if (!x) {
+			x = calloc(1, sizeof(*x));
+			if (!x)
+				goto nomem;
+			x->epfd = epfd;
+			x->next = eps;
+			eps = x;
+		}
+		if (x->n == x->cap) {
+			int cap = x->cap ? x->cap * 2 : 8;
+			struct entry *t = realloc(x->e, cap * sizeof(*t));
+
+			if (!t)
+				goto nomem;
+			x->e = t;
+			x->cap = cap;
+		}
+		x->e[x->n++] = (struct entry){ .fd = fd, .events = ev->events,
+					       .data = ev->data };
+		return 0;
+	case EPOLL_CTL_MOD:
+		if (!en) {
+			errno = ENOENT;
+			return -1;
+		}
+		en->events = ev->events;
+		en->data = ev->data;
+		en->disabled = false;
+		return 0;
+	case EPOLL_CTL_DEL:
+		if (!en) {
+			errno = ENOENT;
+			return -1;
+		}
+		syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, fd, NULL);
+		entry_drop(x, en);
+		return 0;
+	}
+	errno = EINVAL;
+	return -1;
+nomem:
+	syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, fd, NULL);
+	errno = ENOMEM;
+	return -1;
+}
+
+bool psock_epoll_any(void)
+{
+	return __atomic_load_n(&eps, __ATOMIC_RELAXED);
+}
+
+bool psock_epoll_has(int epfd)
+{
+	struct ep *x = ep_find(epfd);
+
+	return x && x->n;
+}
+
+void psock_epoll_closed(int fd)
+{
+	struct ep **pp = &eps, *x;
+
+	while ((x = *pp)) {
+		struct entry *en = entry_find(x, fd);
+
+		if (en)
+			entry_drop(x, en);
+		if (x->epfd == fd) {
+			*pp = x->next;
+			free(x->e);
+			free(x);
+			continue;
+		}
+		pp = &x->next;
+	}
+}
+
+/* Our entries' events now; connections that became the kernel's move. */
+static int look(struct ep *x, struct epoll_event *out, int max)
+{
+	int got = 0, nic = psock_nic_fd();
+
+	psock_pump();
+	if (nic >= 0 && !x->nic)
+		x->nic = !kctl(x->epfd, EPOLL_CTL_ADD, nic, EPOLLIN,
+			       TAGGED(NIC_FD));
+	for (int i = 0; i < x->n && got < max; i++) {
+		struct entry *en = &x->e[i];
+		struct psock_conn *c = psock_get(en->fd);
+		short watch, pass, rev;
+		uint32_t want = en->events & (EPOLLIN | EPOLLOUT | EPOLLRDHUP |
+					      EPOLLPRI);
+
+		if (!c || c->kernel_only) {
+			/* the kernel's now: as the program registered it */
+			struct epoll_event ev = { .events = en->events,
+						  .data = en->data };
+
+			if (c)
+				syscall(SYS_epoll_ctl, x->epfd, EPOLL_CTL_MOD,
+					en->fd, &ev);
+			entry_drop(x, en);
+			i--;
+			continue;
+		}
+		if (en->disabled)
+			continue;
+		rev = psock_events(en->fd, c, want, &watch, &pass);
+		if (rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP))) {
+			/* ready only as far as the kernel says: one look */
+			struct pollfd k = { .fd = en->fd, .events = watch };
+
+			rev = 0;
+			if (pass && sys_poll(&k, 1, 0) == 1)
+				rev = k.revents & (pass | POLLERR | POLLHUP);
+		}
+		rev &= want | EPOLLERR | EPOLLHUP;
+		if (!rev)
+			continue;
+		out[got].events = rev;
+		out[got++].data = en->data;
+		if (en->events & EPOLLONESHOT)
+			en->disabled = true;
+	}
+	return got;
+}
+
+int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
+		     int timeout_ms)
+{
+	struct epoll_event kev[64];
+	struct timespec t0, t;
+	int64_t spent;
+
+	if (max <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct ep *x;
+		int got = 0, n, wait = timeout_ms;
+
+		psock_lock();
+		x = ep_find(epfd);
+		if (x)
+			got = look(x, out, max);
+		psock_unlock();
+		/* then the kernel's files; our tags only wake us */
+		if (got == max)
+			return got;
+		if (got)
+			wait = 0;
+		else if (timeout_ms < 0 || timeout_ms > PS_PORT_POLL_MS)
+			wait = PS_PORT_POLL_MS;
+		if (timeout_ms > 0 && wait) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			spent = (t.tv_sec - t0.tv_sec) * 1000 +
+				(t.tv_nsec - t0.tv_nsec) / 1000000;
+			if (spent >= timeout_ms)
+				wait = 0;
+			else if (timeout_ms - spent < wait)
+				wait = timeout_ms - spent;
+		}
+		n = syscall(SYS_epoll_wait, epfd, kev,
+			    max - got < 64 ? max - got : 64, wait);
+		if (n < 0)
+			return got ? got : -1;
+		for (int i = 0; i < n; i++)
+			if (!IS_TAGGED(kev[i].data.u64) && got < max)
+				out[got++] = kev[i];
+		if (got || !timeout_ms)
+			return got;
+		if (timeout_ms > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			spent = (t.tv_sec - t0.tv_sec) * 1000 +
+				(t.tv_nsec - t0.tv_nsec) / 1000000;
+			if (spent >= timeout_ms)
+				return 0;
+		}
+	}
+}
