@@ -42,8 +42,7 @@ static int debug = -1;
 /* one message in or out at a time, under the lock */
 static uint8_t msgbuf[PS_PORT_MSG_MAX];
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void psock_say(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,14 +58,6 @@ static void say(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static int64_t ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void psock_lock(void)
@@ -140,11 +131,11 @@ static ps_port_t *port_get(void)
 	}
 	port = ps_port_open(PS_PORT_ANY);
 	if (!port) {
-		say("no ports (%s): sockets stay on the kernel",
+		psock_say("no ports (%s): sockets stay on the kernel",
 		    strerror(errno));
 		port_failed = true;
 	} else {
-		say("port %d on node %u", ps_port_id(port),
+		psock_say("port %d on node %u", ps_port_id(port),
 		    ps_port_node(port));
 	}
 	return port;
@@ -199,7 +190,7 @@ static struct psock_conn *conn_new(int role)
 	}
 	if (getrandom(&c->nonce, sizeof(c->nonce), GRND_NONBLOCK) !=
 	    sizeof(c->nonce))
-		c->nonce = (uint64_t)ms_now() * 0x9e3779b97f4a7c15ull ^ getpid();
+		c->nonce = (uint64_t)psock_ms_now() * 0x9e3779b97f4a7c15ull ^ getpid();
 	c->id = i;
 	c->role = role;
 	conns[i] = c;
@@ -254,7 +245,7 @@ struct psock_conn *psock_get(int fd)
 
 /* ---- messages over ports ---- */
 
-static int msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		    const struct iovec *iov, int iovcnt, size_t len)
 {
 	struct psock_msg m = {
@@ -282,10 +273,10 @@ static int msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		    !(k.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
 			continue;
 		if (errno == ETIMEDOUT && !ended)
-			ended = ms_now();
-		if (errno == ETIMEDOUT && ms_now() - ended < PSOCK_GONE_MS)
+			ended = psock_ms_now();
+		if (errno == ETIMEDOUT && psock_ms_now() - ended < PSOCK_GONE_MS)
 			continue;
-		say("conn %u: send to node %u port %d: %s", c->id,
+		psock_say("conn %u: send to node %u port %d: %s", c->id,
 		    c->peer_node, c->peer_port, errno == ETIMEDOUT ?
 		    "the peer is gone" : strerror(errno));
 		c->reset = true;
@@ -297,13 +288,13 @@ static int msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 /* Our direction moves to ports: the peer reads tx_kernel bytes first. */
 static void switch_tx(struct psock_conn *c)
 {
-	if (c->tx_ports || msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
+	if (c->tx_ports || psock_msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
 		return;
 	c->tx_ports = true;
-	say("conn %u: sends over ports after %llu kernel bytes", c->id,
+	psock_say("conn %u: sends over ports after %llu kernel bytes", c->id,
 	    (unsigned long long)c->tx_kernel);
 	if (c->fin_sent)	/* shut down before: nothing will follow */
-		msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
+		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
 }
 
 static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
@@ -313,7 +304,7 @@ static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
 	if (!len)
 		return;
 	if (c->rx_bytes + len > PSOCK_WINDOW || c->fin_got) {
-		say("conn %u: peer broke the window; reset", c->id);
+		psock_say("conn %u: peer broke the window; reset", c->id);
 		c->reset = true;
 		return;
 	}
@@ -452,7 +443,7 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	     me.ss_family == AF_INET6 ? me6->sin6_port : 1) ||
 	    !port_get() || (unsigned int)node == ps_port_node(port))
 		return false;
-	start = (unsigned int)getpid() * 7919u + (unsigned int)ms_now();
+	start = (unsigned int)getpid() * 7919u + (unsigned int)psock_ms_now();
 	for (unsigned int i = 0; i <= PSOCK_MARK_HI - PSOCK_MARK_LO; i++) {
 		uint16_t p = htons(PSOCK_MARK_LO + (start + i) %
 				   (PSOCK_MARK_HI - PSOCK_MARK_LO + 1));
@@ -466,7 +457,7 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
 		if (errno != EADDRINUSE)
 			break;
 	}
-	say("no marker port free (%s): connection stays on the kernel",
+	psock_say("no marker port free (%s): connection stays on the kernel",
 	    strerror(errno));
 	return false;
 }
@@ -507,11 +498,10 @@ void psock_accepted(int fd)
 		conn_free(c);
 		return;
 	}
-	say("conn %u: accepted from node %d", c->id, node);
+	psock_say("conn %u: accepted from node %d", c->id, node);
 }
 
-/* A client looks for the server's HELLO; false: no answer yet. */
-static void decide(int fd, struct psock_conn *c)
+void psock_decide(int fd, struct psock_conn *c)
 {
 	struct psock_hello h;
 	ssize_t n;
@@ -535,13 +525,13 @@ static void decide(int fd, struct psock_conn *c)
 		}
 		if (!peer_node_of(fd, &node, false) || node != h.node ||
 		    h.port >= PS_PORTS_MAX) {
-			say("conn %u: bad HELLO; reset", c->id);
+			psock_say("conn %u: bad HELLO; reset", c->id);
 			c->reset = true;
 			return;
 		}
 		if (strncmp(h.nic, ps_port_nic(port), sizeof(h.nic))) {
 			/* never switch: the server stays on the kernel too */
-			say("conn %u: the server uses %.8s, not %s: kernel",
+			psock_say("conn %u: the server uses %.8s, not %s: kernel",
 			    c->id, h.nic, ps_port_nic(port));
 			c->kernel_only = true;
 			return;
@@ -551,7 +541,7 @@ static void decide(int fd, struct psock_conn *c)
 		c->peer_port = h.port;
 		c->peer_conn = h.conn;
 		c->peer_nonce = h.nonce;
-		say("conn %u: server node %u port %u speaks ports", c->id,
+		psock_say("conn %u: server node %u port %u speaks ports", c->id,
 		    h.node, h.port);
 		switch_tx(c);
 		return;
@@ -559,385 +549,7 @@ static void decide(int fd, struct psock_conn *c)
 	/* anything else first (or an error, or EOF): not one of ours */
 	c->undecided = false;
 	c->kernel_only = true;
-	say("conn %u: the server is not ours: kernel", c->id);
-}
-
-/* ---- the stream ---- */
-
-static bool nonblocking(int fd, int flags)
-{
-	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
-}
-
-static bool rx_on_kernel(const struct psock_conn *c)
-{
-	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
-}
-
-/* The kernel stream after the peer's switch: only its end can come. */
-static void watch_kernel_end(int fd, struct psock_conn *c)
-{
-	char b;
-	ssize_t n;
-
-	if (c->eof_ms || c->reset)
-		return;
-	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0) {
-		c->eof_ms = ms_now();
-	} else if (n > 0) {
-		say("conn %u: data on the kernel after the switch; reset",
-		    c->id);
-		c->reset = true;
-	} else if (errno != EAGAIN && errno != EINTR) {
-		c->reset = true;
-	}
-}
-
-/* Nothing more will come over ports: FIN, or the peer is gone. */
-static bool rx_ended(int fd, struct psock_conn *c)
-{
-	watch_kernel_end(fd, c);
-	if (c->fin_got)
-		return true;
-	return c->eof_ms && ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS;
-}
-
-static size_t iov_total(const struct iovec *iov, int iovcnt)
-{
-	size_t t = 0;
-
-	for (int i = 0; i < iovcnt; i++)
-		t += iov[i].iov_len;
-	return t;
-}
-
-/* The iovec from byte `skip` on, in part[]; returns its count. */
-static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
-		    struct iovec *part)
-{
-	int k = 0;
-
-	for (int i = 0; i < iovcnt && k < UIO_MAXIOV; i++) {
-		if (skip >= iov[i].iov_len) {
-			skip -= iov[i].iov_len;
-			continue;
-		}
-		part[k].iov_base = (char *)iov[i].iov_base + skip;
-		part[k++].iov_len = iov[i].iov_len - skip;
-		skip = 0;
-	}
-	return k;
-}
-
-/* Copy up to the iovec's room from the chunks; consume unless peek. */
-static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
-		      int iovcnt, size_t done, bool peek)
-{
-	struct psock_chunk *k = c->head;
-	size_t koff = k ? k->off : 0, got = 0, skip = done;
-
-	for (int i = 0; i < iovcnt && k; i++) {
-		size_t room = iov[i].iov_len, at = 0;
-
-		if (skip >= room) {
-			skip -= room;
-			continue;
-		}
-		at = skip;
-		skip = 0;
-		while (at < room && k) {
-			size_t n = k->len - koff;
-
-			if (n > room - at)
-				n = room - at;
-			memcpy((char *)iov[i].iov_base + at, k->data + koff, n);
-			at += n;
-			koff += n;
-			got += n;
-			if (koff == k->len) {
-				struct psock_chunk *next = k->next;
-
-				if (!peek) {
-					c->head = next;
-					if (!next)
-						c->tail = NULL;
-					free(k);
-				}
-				k = next;
-				koff = k ? k->off : 0;
-			}
-		}
-	}
-	if (!peek) {
-		if (k)
-			k->off = koff;
-		c->rx_bytes -= got;
-		c->rx_used += got;
-		if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 &&
-		    c->peer_known && !c->reset &&
-		    !msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
-			c->rx_win = c->rx_used;
-	}
-	return got;
-}
-
-/* Kernel bytes still due before the peer's switch (all if not known). */
-static ssize_t rx_kernel(int fd, struct psock_conn *c,
-			 const struct iovec *iov, int iovcnt, int flags)
-{
-	struct iovec clip[UIO_MAXIOV];
-	struct msghdr m = { .msg_iov = (struct iovec *)iov,
-			    .msg_iovlen = iovcnt };
-	ssize_t n;
-
-	if (c->rx_switch) {
-		uint64_t left = c->rx_limit - c->rx_kernel;
-		int k;
-
-		for (k = 0; k < iovcnt && k < UIO_MAXIOV && left; k++) {
-			clip[k] = iov[k];
-			if (clip[k].iov_len > left)
-				clip[k].iov_len = left;
-			left -= clip[k].iov_len;
-		}
-		m.msg_iov = clip;
-		m.msg_iovlen = k;
-	}
-	n = sys_recvmsg(fd, &m, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
-	if (n > 0 && !(flags & MSG_PEEK))
-		c->rx_kernel += n;
-	if (n == 0 && iov_total(iov, iovcnt)) {
-		/* the peer's SWITCH, its data and FIN may still be on the way */
-		if (!c->eof_ms)
-			c->eof_ms = ms_now();
-		if (ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS &&
-		    !c->rx_switch && !c->reset) {
-			errno = EAGAIN;
-			return -1;
-		}
-	}
-	return n;
-}
-
-ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
-		   int iovcnt, int flags)
-{
-	size_t want = iov_total(iov, iovcnt), done = 0;
-	bool peek = flags & MSG_PEEK;
-	ssize_t n;
-
-	for (;;) {
-		psock_pump();
-		decide(fd, c);
-		if (c->kernel_only || c->inherited)
-			break;
-		if (!want)
-			return 0;
-		/* what came before a reset is still read first */
-		if (rx_on_kernel(c) && !c->undecided) {
-			struct iovec part[UIO_MAXIOV];
-			int k = iov_from(iov, iovcnt, done, part);
-
-			n = rx_kernel(fd, c, part, k, flags);
-			if (n > 0) {
-				done += n;
-				if (done == want || !(flags & MSG_WAITALL) ||
-				    peek)
-					return done;
-				continue;
-			}
-			if (n == 0)
-				return done;
-			if (errno != EAGAIN)
-				return done ? (ssize_t)done : -1;
-		} else if (!c->undecided && c->rx_bytes) {
-			done += rx_copy(c, iov, iovcnt, done, peek);
-			if (done == want || !(flags & MSG_WAITALL) || peek)
-				return done;
-			continue;
-		}
-		if (c->reset) {
-			errno = ECONNRESET;
-			return done ? (ssize_t)done : -1;
-		}
-		if (!c->undecided && !rx_on_kernel(c) && rx_ended(fd, c)) {
-			if (c->reset) {
-				errno = ECONNRESET;
-				return done ? (ssize_t)done : -1;
-			}
-			return done;
-		}
-		if (nonblocking(fd, flags)) {
-			if (done)
-				return done;
-			errno = EAGAIN;
-			return -1;
-		}
-		psock_unlock();
-		n = psock_wait_fd(fd, POLLIN);
-		psock_lock();
-		if (n < 0)
-			return done ? (ssize_t)done : -1;
-		if (psock_get(fd) != c) {	/* closed by another thread */
-			errno = EBADF;
-			return -1;
-		}
-	}
-	/* not ours after all (or not in this process): the kernel's */
-	if (c->inherited) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	{
-		struct msghdr m = { .msg_iov = (struct iovec *)iov,
-				    .msg_iovlen = iovcnt };
-
-		psock_unlock();
-		n = sys_recvmsg(fd, &m, flags);
-		psock_lock();
-		return n;
-	}
-}
-
-static ssize_t epipe(int flags)
-{
-	if (!(flags & MSG_NOSIGNAL))
-		raise(SIGPIPE);
-	errno = EPIPE;
-	return -1;
-}
-
-ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
-		   int iovcnt, int flags)
-{
-	size_t want = iov_total(iov, iovcnt), done = 0;
-	struct iovec part[UIO_MAXIOV];
-	ssize_t n;
-
-	for (;;) {
-		psock_pump();
-		decide(fd, c);
-		if (c->inherited) {
-			errno = EOPNOTSUPP;
-			return -1;
-		}
-		if (c->kernel_only) {
-			struct msghdr m = { .msg_iov = (struct iovec *)iov,
-					    .msg_iovlen = iovcnt };
-
-			psock_unlock();
-			n = sys_sendmsg(fd, &m, flags);
-			psock_lock();
-			return n;
-		}
-		if (!c->tx_ports) {
-			/* before the switch: counted, never blocking here */
-			struct msghdr m = { .msg_iov = part };
-
-			m.msg_iovlen = iov_from(iov, iovcnt, done, part);
-			n = sys_sendmsg(fd, &m, flags | MSG_DONTWAIT);
-			if (n < 0 && errno != EAGAIN)
-				return done ? (ssize_t)done : -1;
-			if (n > 0) {
-				c->tx_kernel += n;
-				done += n;
-			}
-			if (done == want || (done && nonblocking(fd, flags)))
-				return done;
-		}
-		if (c->tx_ports && c->reset)
-			return done ? (ssize_t)done : epipe(flags);
-		if (c->tx_ports && c->fin_sent)
-			return epipe(flags);
-		while (c->tx_ports && done < want &&
-		       c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
-			size_t room = PSOCK_WINDOW - (c->tx_sent - c->tx_acked);
-			size_t len = want - done;
-			int k = iov_from(iov, iovcnt, done, part);
-
-			if (len > room)
-				len = room;
-			if (len > PSOCK_DATA_MAX)
-				len = PSOCK_DATA_MAX;
-			if (msg_send(c, PSOCK_DATA, 0, part, k, len))
-				return done ? (ssize_t)done : epipe(flags);
-			c->tx_sent += len;
-			done += len;
-		}
-		if (done == want || (done && nonblocking(fd, flags)))
-			return done;
-		if (nonblocking(fd, flags)) {
-			errno = EAGAIN;
-			return -1;
-		}
-		psock_unlock();
-		n = psock_wait_fd(fd, POLLOUT);
-		psock_lock();
-		if (n < 0)
-			return done ? (ssize_t)done : -1;
-		if (psock_get(fd) != c) {
-			errno = EBADF;
-			return -1;
-		}
-	}
-}
-
-int psock_shutdown(int fd, struct psock_conn *c, int how)
-{
-	psock_pump();
-	if ((how == SHUT_WR || how == SHUT_RDWR) && !c->fin_sent &&
-	    !c->kernel_only) {
-		c->fin_sent = true;
-		if (c->tx_ports)
-			msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
-	}
-	return sys_shutdown(fd, how);
-}
-
-short psock_events(int fd, struct psock_conn *c, short events, short *watch,
-		   short *pass)
-{
-	short rev = 0;
-
-	decide(fd, c);
-	if (c->kernel_only || c->inherited)
-		return -1;		/* the kernel answers for it */
-	*watch = 0;
-	*pass = POLLERR | POLLHUP;
-	if (events & POLLIN) {
-		if (c->undecided) {
-			*watch |= POLLIN;	/* the HELLO, or not: look again */
-		} else if (rx_on_kernel(c)) {
-			if (c->rx_switch || !c->eof_ms) {
-				*watch |= POLLIN;
-				*pass |= POLLIN;
-			} else if (c->reset ||
-				   ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS) {
-				rev |= POLLIN;
-			}
-		} else if (c->rx_bytes || rx_ended(fd, c) || c->reset) {
-			rev |= POLLIN;
-		} else if (!c->eof_ms) {
-			*watch |= POLLIN | POLLRDHUP;	/* its end: look again */
-		}
-	}
-	if (events & POLLOUT) {
-		if (!c->tx_ports) {
-			*watch |= POLLOUT;
-			*pass |= POLLOUT;
-		} else if (c->reset || c->fin_sent ||
-			   c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
-			rev |= POLLOUT;
-		}
-	}
-	if (c->reset)
-		rev |= POLLERR;
-	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
-		rev |= POLLRDHUP;
-	if (c->fin_got && c->fin_sent && !c->rx_bytes)
-		rev |= POLLHUP;
-	return rev;
+	psock_say("conn %u: the server is not ours: kernel", c->id);
 }
 
 /* ---- tear-down ---- */
@@ -959,9 +571,9 @@ void psock_close(int fd)
 	if (!c->kernel_only && !c->inherited && c->tx_ports && !c->fin_sent &&
 	    !c->reset) {
 		psock_pump();
-		msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
+		psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
 	}
-	say("conn %u: closed (sent %llu+%llu, got %llu+%llu)", c->id,
+	psock_say("conn %u: closed (sent %llu+%llu, got %llu+%llu)", c->id,
 	    (unsigned long long)c->tx_kernel, (unsigned long long)c->tx_sent,
 	    (unsigned long long)c->rx_kernel, (unsigned long long)c->rx_got);
 	conn_free(c);

@@ -2,8 +2,9 @@
 /*
  * ParaStation sockets (libpsock.so), internals shared by its files:
  * calls.c (the socket calls a program makes, taken over by LD_PRELOAD),
- * conn.c (connections: set-up, the stream over ports, tear-down) and
- * wait.c (poll and select over our sockets and the kernel's files).
+ * conn.c (our port, the tables, set-up, messages in, tear-down),
+ * stream.c (the data of one connection), wait.c (poll and select over
+ * our sockets and the kernel's files) and epoll.c.
  *
  * The descriptor a program holds is always the real kernel socket; for a
  * connection that moved to ports, the library keeps a struct psock_conn
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "ps_ports.h"
 
@@ -80,9 +82,24 @@ struct psock_conn {
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
 };
 
+static inline int64_t psock_ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* ---- conn.c; called with psock_lock() held ---- */
 void psock_lock(void);
 void psock_unlock(void);
+/* One line on stderr with PS_SOCK_DEBUG=1. */
+void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		   const struct iovec *iov, int iovcnt, size_t len);
+/* A client that has not seen its server's first bytes looks for them. */
+void psock_decide(int fd, struct psock_conn *c);
 /* Our connection behind fd, or NULL (a kernel-only file). */
 struct psock_conn *psock_get(int fd);
 /* fd and newfd name the same kernel socket now (dup, dup2, F_DUPFD). */
@@ -95,14 +112,22 @@ void psock_connected(int fd);
 void psock_accepted(int fd);
 /* Whether connect() on fd to addr should go our way: bind it to a marker. */
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
+/* Take in what came over ports and move connections on. */
+void psock_pump(void);
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
+void psock_port_wait(int timeout_ms);
+/* The NIC's descriptor to wait on, -1 without one. */
+int psock_nic_fd(void);
+/* The process forked: in the child, our connections are not ours. */
+void psock_forked_child(void);
+
+/* ---- stream.c; with psock_lock() held ---- */
 /* The program's data calls on one of our connections. */
 ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 int psock_shutdown(int fd, struct psock_conn *c, int how);
-/* Take in what came over ports and move connections on. */
-void psock_pump(void);
 /*
  * poll() revents of connection c for events from our state; -1 if the
  * kernel answers for it.  *watch: what to ask of its kernel socket while
@@ -110,12 +135,6 @@ void psock_pump(void);
  */
 short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		   short *pass);
-/* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
-void psock_port_wait(int timeout_ms);
-/* The NIC's descriptor to wait on, -1 without one. */
-int psock_nic_fd(void);
-/* The process forked: in the child, our connections are not ours. */
-void psock_forked_child(void);
 
 /* ---- wait.c ---- */
 /* poll() over fds that may include ours; timeout_ms as poll's. */

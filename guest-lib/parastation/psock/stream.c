@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: the stream of one connection (wire.h).
+ *
+ * Each direction starts on the kernel connection and moves to ports at
+ * the sender's SWITCH; a reader takes exactly the bytes the SWITCH counts
+ * from the kernel, then the messages that came over ports.  A writer on
+ * ports keeps within the receiver's window.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "psock.h"
+#include "wire.h"
+
+static bool nonblocking(int fd, int flags)
+{
+	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
+}
+
+static bool rx_on_kernel(const struct psock_conn *c)
+{
+	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
+}
+
+/* The kernel stream after the peer's switch: only its end can come. */
+static void watch_kernel_end(int fd, struct psock_conn *c)
+{
+	char b;
+	ssize_t n;
+
+	if (c->eof_ms || c->reset)
+		return;
+	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0) {
+		c->eof_ms = psock_ms_now();
+	} else if (n > 0) {
+		psock_say("conn %u: data on the kernel after the switch; reset",
+		    c->id);
+		c->reset = true;
+	} else if (errno != EAGAIN && errno != EINTR) {
+		c->reset = true;
+	}
+}
+
+/* Nothing more will come over ports: FIN, or the peer is gone. */
+static bool rx_ended(int fd, struct psock_conn *c)
+{
+	watch_kernel_end(fd, c);
+	if (c->fin_got)
+		return true;
+	return c->eof_ms && psock_ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS;
+}
+
+static size_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* The iovec from byte `skip` on, in part[]; returns its count. */
+static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
+		    struct iovec *part)
+{
+	int k = 0;
+
+	for (int i = 0; i < iovcnt && k < UIO_MAXIOV; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		part[k].iov_base = (char *)iov[i].iov_base + skip;
+		part[k++].iov_len = iov[i].iov_len - skip;
+		skip = 0;
+	}
+	return k;
+}
+
+/* Copy up to the iovec's room from the chunks; consume unless peek. */
+static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
+		      int iovcnt, size_t done, bool peek)
+{
+	struct psock_chunk *k = c->head;
+	size_t koff = k ? k->off : 0, got = 0, skip = done;
+
+	for (int i = 0; i < iovcnt && k; i++) {
+		size_t room = iov[i].iov_len, at = 0;
+
+		if (skip >= room) {
+			skip -= room;
+			continue;
+		}
+		at = skip;
+		skip = 0;
+		while (at < room && k) {
+			size_t n = k->len - koff;
+
+			if (n > room - at)
+				n = room - at;
+			memcpy((char *)iov[i].iov_base + at, k->data + koff, n);
+			at += n;
+			koff += n;
+			got += n;
+			if (koff == k->len) {
+				struct psock_chunk *next = k->next;
+
+				if (!peek) {
+					c->head = next;
+					if (!next)
+						c->tail = NULL;
+					free(k);
+				}
+				k = next;
+				koff = k ? k->off : 0;
+			}
+		}
+	}
+	if (!peek) {
+		if (k)
+			k->off = koff;
+		c->rx_bytes -= got;
+		c->rx_used += got;
+		if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 &&
+		    c->peer_known && !c->reset &&
+		    !psock_msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
+			c->rx_win = c->rx_used;
+	}
+	return got;
+}
+
+/* Kernel bytes still due before the peer's switch (all if not known). */
+static ssize_t rx_kernel(int fd, struct psock_conn *c,
+			 const struct iovec *iov, int iovcnt, int flags)
+{
+	struct iovec clip[UIO_MAXIOV];
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+			    .msg_iovlen = iovcnt };
+	ssize_t n;
+
+	if (c->rx_switch) {
+		uint64_t left = c->rx_limit - c->rx_kernel;
+		int k;
+
+		for (k = 0; k < iovcnt && k < UIO_MAXIOV && left; k++) {
+			clip[k] = iov[k];
+			if (clip[k].iov_len > left)
+				clip[k].iov_len = left;
+			left -= clip[k].iov_len;
+		}
+		m.msg_iov = clip;
+		m.msg_iovlen = k;
+	}
+	n = sys_recvmsg(fd, &m, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
+	if (n > 0 && !(flags & MSG_PEEK))
+		c->rx_kernel += n;
+	if (n == 0 && iov_total(iov, iovcnt)) {
+		/* the peer's SWITCH, its data and FIN may still be on the way */
+		if (!c->eof_ms)
+			c->eof_ms = psock_ms_now();
+		if (psock_ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS &&
+		    !c->rx_switch && !c->reset) {
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+	return n;
+}
+
+ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	size_t want = iov_total(iov, iovcnt), done = 0;
+	bool peek = flags & MSG_PEEK;
+	ssize_t n;
+
+	for (;;) {
+		psock_pump();
+		psock_decide(fd, c);
+		if (c->kernel_only || c->inherited)
+			break;
+		if (!want)
+			return 0;
+		/* what came before a reset is still read first */
+		if (rx_on_kernel(c) && !c->undecided) {
+			struct iovec part[UIO_MAXIOV];
+			int k = iov_from(iov, iovcnt, done, part);
+
+			n = rx_kernel(fd, c, part, k, flags);
+			if (n > 0) {
+				done += n;
+				if (done == want || !(flags & MSG_WAITALL) ||
+				    peek)
+					return done;
+				continue;
+			}
+			if (n == 0)
+				return done;
+			if (errno != EAGAIN)
+				return done ? (ssize_t)done : -1;
+		} else if (!c->undecided && c->rx_bytes) {
+			done += rx_copy(c, iov, iovcnt, done, peek);
+			if (done == want || !(flags & MSG_WAITALL) || peek)
+				return done;
+			continue;
+		}
+		if (c->reset) {
+			errno = ECONNRESET;
+			return done ? (ssize_t)done : -1;
+		}
+		if (!c->undecided && !rx_on_kernel(c) && rx_ended(fd, c)) {
+			if (c->reset) {
+				errno = ECONNRESET;
+				return done ? (ssize_t)done : -1;
+			}
+			return done;
+		}
+		if (nonblocking(fd, flags)) {
+			if (done)
+				return done;
+			errno = EAGAIN;
+			return -1;
+		}
+		psock_unlock();
+		n = psock_wait_fd(fd, POLLIN);
+		psock_lock();
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (psock_get(fd) != c) {	/* closed by another thread */
+			errno = EBADF;
+			return -1;
+		}
+	}
+	/* not ours after all (or not in this process): the kernel's */
+	if (c->inherited) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	{
+		struct msghdr m = { .msg_iov = (struct iovec *)iov,
+				    .msg_iovlen = iovcnt };
+
+		psock_unlock();
+		n = sys_recvmsg(fd, &m, flags);
+		psock_lock();
+		return n;
+	}
+}
+
+static ssize_t epipe(int flags)
+{
+	if (!(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+	errno = EPIPE;
+	return -1;
+}
+
+ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	size_t want = iov_total(iov, iovcnt), done = 0;
+	struct iovec part[UIO_MAXIOV];
+	ssize_t n;
+
+	for (;;) {
+		psock_pump();
+		psock_decide(fd, c);
+		if (c->inherited) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+		if (c->kernel_only) {
+			struct msghdr m = { .msg_iov = (struct iovec *)iov,
+					    .msg_iovlen = iovcnt };
+
+			psock_unlock();
+			n = sys_sendmsg(fd, &m, flags);
+			psock_lock();
+			return n;
+		}
+		if (!c->tx_ports) {
+			/* before the switch: counted, never blocking here */
+			struct msghdr m = { .msg_iov = part };
+
+			m.msg_iovlen = iov_from(iov, iovcnt, done, part);
+			n = sys_sendmsg(fd, &m, flags | MSG_DONTWAIT);
+			if (n < 0 && errno != EAGAIN)
+				return done ? (ssize_t)done : -1;
+			if (n > 0) {
+				c->tx_kernel += n;
+				done += n;
+			}
+			if (done == want || (done && nonblocking(fd, flags)))
+				return done;
+		}
+		if (c->tx_ports && c->reset)
+			return done ? (ssize_t)done : epipe(flags);
+		if (c->tx_ports && c->fin_sent)
+			return epipe(flags);
+		while (c->tx_ports && done < want &&
+		       c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
+			size_t room = PSOCK_WINDOW - (c->tx_sent - c->tx_acked);
+			size_t len = want - done;
+			int k = iov_from(iov, iovcnt, done, part);
+
+			if (len > room)
+				len = room;
+			if (len > PSOCK_DATA_MAX)
+				len = PSOCK_DATA_MAX;
+			if (psock_msg_send(c, PSOCK_DATA, 0, part, k, len))
+				return done ? (ssize_t)done : epipe(flags);
+			c->tx_sent += len;
+			done += len;
+		}
+		if (done == want || (done && nonblocking(fd, flags)))
+			return done;
+		if (nonblocking(fd, flags)) {
+			errno = EAGAIN;
+			return -1;
+		}
+		psock_unlock();
+		n = psock_wait_fd(fd, POLLOUT);
+		psock_lock();
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (psock_get(fd) != c) {
+			errno = EBADF;
+			return -1;
+		}
+	}
+}
+
+int psock_shutdown(int fd, struct psock_conn *c, int how)
+{
+	psock_pump();
+	if ((how == SHUT_WR || how == SHUT_RDWR) && !c->fin_sent &&
+	    !c->kernel_only) {
+		c->fin_sent = true;
+		if (c->tx_ports)
+			psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
+	}
+	return sys_shutdown(fd, how);
+}
+
+short psock_events(int fd, struct psock_conn *c, short events, short *watch,
+		   short *pass)
+{
+	short rev = 0;
+
+	psock_decide(fd, c);
+	if (c->kernel_only || c->inherited)
+		return -1;		/* the kernel answers for it */
+	*watch = 0;
+	*pass = POLLERR | POLLHUP;
+	if (events & POLLIN) {
+		if (c->undecided) {
+			*watch |= POLLIN;	/* the HELLO, or not: look again */
+		} else if (rx_on_kernel(c)) {
+			if (c->rx_switch || !c->eof_ms) {
+				*watch |= POLLIN;
+				*pass |= POLLIN;
+			} else if (c->reset ||
+				   psock_ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS) {
+				rev |= POLLIN;
+			}
+		} else if (c->rx_bytes || rx_ended(fd, c) || c->reset) {
+			rev |= POLLIN;
+		} else if (!c->eof_ms) {
+			*watch |= POLLIN | POLLRDHUP;	/* its end: look again */
+		}
+	}
+	if (events & POLLOUT) {
+		if (!c->tx_ports) {
+			*watch |= POLLOUT;
+			*pass |= POLLOUT;
+		} else if (c->reset || c->fin_sent ||
+			   c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
+			rev |= POLLOUT;
+		}
+	}
+	if (c->reset)
+		rev |= POLLERR;
+	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
+		rev |= POLLRDHUP;
+	if (c->fin_got && c->fin_sent && !c->rx_bytes)
+		rev |= POLLHUP;
+	return rev;
+}
+
