@@ -12,6 +12,8 @@
 #   make bench-rv32       the Myrinet card's RV32IM core, MIPS -> build/bench/rv32.tsv
 #   make bench-lockstep   the benchmarks in virtual time, slowdown, determinism,
 #                         16 nodes -> build/bench/lockstep.tsv, lockstep-runs.tsv
+#   make bench-sockets    the protocol hierarchy: HAL, rawdata, ports, sockets
+#                         on ps1 and myri, kernel TCP -> build/bench/sockets.tsv
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
@@ -55,7 +57,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep clean distclean
+.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets clean distclean
 
 all: qemu tools image
 
@@ -236,7 +238,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep
+bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -255,6 +257,9 @@ bench-rv32: $(B)/tests/unit/test-rv32
 
 bench-lockstep: all
 	@./tests/bench/lockstep.sh
+
+bench-sockets: all
+	@./tests/bench/sockets.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

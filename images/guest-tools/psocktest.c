@@ -11,7 +11,9 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll death (the default: all but death).  A case starts with one
+ * refused epoll fork death (the default: all but death).  "fork": the
+ * server forks a child to serve what it accepts on PORT + 2, before
+ * either touches the connection (a forking server's usual way).  A case starts with one
  * byte, its number, which the client writes before it reads anything.
  */
 #define _GNU_SOURCE
@@ -38,7 +40,7 @@
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
-	"names", "errors", "refused", "epoll", "death",
+	"names", "errors", "refused", "epoll", "fork", "death",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -206,7 +208,7 @@ static void serve(int fd, unsigned int c)
 	case 8:
 		serve_peer_names(fd);
 		break;
-	case 12:	/* death: 100 bytes, then this process dies */
+	case 13:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
 		write_all(fd, buf, 100);
 		msleep(200);
@@ -214,7 +216,7 @@ static void serve(int fd, unsigned int c)
 	}
 }
 
-static int server(int port)
+static int listener(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_port = htons(port) };
@@ -223,14 +225,48 @@ static int server(int port)
 	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 16)) {
 		perror("psocktest server");
-		return 1;
+		exit(1);
 	}
+	return s;
+}
+
+/* "fork": a child serves the new connection (echo), the parent closes */
+static void serve_forked(int fd)
+{
+	uint8_t buf[4096], c;
+	ssize_t n;
+
+	if (fork() == 0) {
+		if (read_all(fd, &c, 1) == 1)
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				write_all(fd, buf, n);
+		_exit(0);
+	}
+}
+
+static __attribute__((noreturn)) void server(int port)
+{
+	struct pollfd l[2] = { { .fd = listener(port), .events = POLLIN },
+			       { .fd = listener(port + 2), .events = POLLIN } };
+
+	signal(SIGCHLD, SIG_IGN);	/* the "fork" case's children */
 	printf("listening on %d\n", port);
 	fflush(stdout);
 	for (;;) {
-		int fd = accept(s, NULL, NULL);
+		int fd;
 		uint8_t c;
 
+		if (poll(l, 2, -1) < 1)
+			continue;
+		if (l[1].revents) {
+			fd = accept(l[1].fd, NULL, NULL);
+			if (fd >= 0) {
+				serve_forked(fd);
+				close(fd);
+			}
+			continue;
+		}
+		fd = accept(l[0].fd, NULL, NULL);
 		if (fd < 0)
 			continue;
 		if (read_all(fd, &c, 1) == 1 && c < NCASES)
@@ -246,11 +282,14 @@ static struct sockaddr_in peer;
 static int dial(unsigned int c, int flags)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | flags, 0);
+	struct sockaddr_in to = peer;
 	uint8_t b = c;
 
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&peer, sizeof(peer)) &&
+	if (!strcmp(cases[c], "fork"))
+		to.sin_port = htons(ntohs(peer.sin_port) + 2);
+	if (connect(fd, (struct sockaddr *)&to, sizeof(to)) &&
 	    errno != EINPROGRESS) {
 		close(fd);
 		return -1;
@@ -505,6 +544,22 @@ static void case_epoll(int fd)
 	close(pipefd[1]);
 }
 
+static void case_fork(int fd)
+{
+	static uint8_t out[100000], in[100000];
+	int bad = 0;
+
+	for (int k = 0; k < 3; k++) {
+		fill(out, sizeof(out), k, 8);
+		if (write_all(fd, out, sizeof(out)) ||
+		    read_all(fd, in, sizeof(in)) != 1 ||
+		    memcmp(in, out, sizeof(out)))
+			bad++;
+	}
+	CHECK(!bad, "fork: a child of the server echoes 3 x 100000 bytes, "
+	      "%d wrong", bad);
+}
+
 static void case_dup(int fd)
 {
 	int d = dup(fd), d2 = 40;
@@ -637,7 +692,8 @@ static int client(const char *host, int port, char **names, int count)
 		case 9: case_errors(); break;
 		case 10: case_refused(); break;
 		case 11: case_epoll(fd); break;
-		case 12: case_death(fd); break;
+		case 12: case_fork(fd); break;
+		case 13: case_death(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);
@@ -650,7 +706,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "server"))
-		return server(atoi(argv[2]));
+		server(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "client"))
 		return client(argv[2], atoi(argv[3]), argv + 4, argc - 4);
 	fprintf(stderr, "usage: psocktest server PORT\n"

@@ -157,11 +157,13 @@ void psock_forked_child(void)
 	/* the port and its messages stay the parent's: forget, not close */
 	port = NULL;
 	port_failed = false;
-	/* a client still waiting for its HELLO can go on with a port of
-	 * its own; the others' peers send to the parent's port */
+	/* a client still waiting for its HELLO, and a server that has not
+	 * written its HELLO yet, go on with a port of their own; the others'
+	 * peers send to the parent's port */
 	for (uint32_t i = 0; i < nconns; i++)
 		if (conns[i] && !conns[i]->kernel_only &&
-		    (conns[i]->peer_known || conns[i]->role == PSOCK_SERVER))
+		    (conns[i]->peer_known ||
+		     (conns[i]->role == PSOCK_SERVER && !conns[i]->hello_due)))
 			conns[i]->inherited = true;
 }
 
@@ -478,7 +480,6 @@ void psock_connected(int fd)
 
 void psock_accepted(int fd)
 {
-	struct psock_hello h = { .magic = PSOCK_MAGIC };
 	struct psock_conn *c;
 	int node;
 
@@ -488,17 +489,35 @@ void psock_accepted(int fd)
 	c = conn_new(PSOCK_SERVER);
 	if (!c)
 		return;
+	/* written by the process that first uses the connection: a server
+	 * that accepts, then forks a child to serve it, names the child */
+	c->hello_due = true;
+	if (!fd_set_conn(fd, c)) {
+		conn_free(c);
+		return;
+	}
+	psock_say("conn %u: accepted from node %d", c->id, node);
+}
+
+/* A server's HELLO, with the port of the process that writes it. */
+static void hello(int fd, struct psock_conn *c)
+{
+	struct psock_hello h = { .magic = PSOCK_MAGIC };
+
+	c->hello_due = false;
+	if (!port_get()) {
+		c->kernel_only = true;
+		return;
+	}
 	strncpy(h.nic, ps_port_nic(port), sizeof(h.nic) - 1);
 	h.node = ps_port_node(port);
 	h.port = ps_port_id(port);
 	h.conn = c->id;
 	h.nonce = c->nonce;
+	/* the first bytes of the stream, so there is room: all or nothing */
 	if (sys_send(fd, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	    sizeof(h) || !fd_set_conn(fd, c)) {
-		conn_free(c);
-		return;
-	}
-	psock_say("conn %u: accepted from node %d", c->id, node);
+	    sizeof(h))
+		c->kernel_only = true;
 }
 
 void psock_decide(int fd, struct psock_conn *c)
@@ -507,6 +526,8 @@ void psock_decide(int fd, struct psock_conn *c)
 	ssize_t n;
 	int node;
 
+	if (c->hello_due)
+		hello(fd, c);
 	if (!c->undecided)
 		return;
 	n = sys_recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);

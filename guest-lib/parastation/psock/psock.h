@@ -52,6 +52,7 @@ struct psock_conn {
 	int kfd;		/* one of them: to look at the kernel socket */
 	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
 	bool undecided;		/* client: no HELLO nor other byte seen yet */
+	bool hello_due;		/* server: the HELLO is still to be written */
 	bool kernel_only;	/* the peer does not speak the protocol */
 	bool inherited;		/* moved to ports in the parent, before fork */
 	uint32_t id;		/* index in the table */
