@@ -11,7 +11,7 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork death (the default: all but death).  "fork": the
+ * refused epoll fork bound death (the default: all but death).  "fork": the
  * server forks a child to serve what it accepts on PORT + 2, before
  * either touches the connection (a forking server's usual way).  A case starts with one
  * byte, its number, which the client writes before it reads anything.
@@ -40,7 +40,7 @@
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
-	"names", "errors", "refused", "epoll", "fork", "death",
+	"names", "errors", "refused", "epoll", "fork", "bound", "death",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -201,14 +201,15 @@ static void serve(int fd, unsigned int c)
 			write_all(fd, "x", 1);
 		}
 		break;
-	case 7:		/* dup: echo until EOF */
+	case 7:		/* dup, bound: echo until EOF */
+	case 13:
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
 	case 8:
 		serve_peer_names(fd);
 		break;
-	case 13:	/* death: 100 bytes, then this process dies */
+	case 14:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
 		write_all(fd, buf, 100);
 		msleep(200);
@@ -560,6 +561,24 @@ static void case_fork(int fd)
 	      "%d wrong", bad);
 }
 
+/* bound: the client binds to any address and port 0 first, as MPI does */
+static void case_bound(void)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), r;
+	uint8_t b = 13, out[1000], in[1000];
+
+	r = bind(fd, (struct sockaddr *)&any, sizeof(any));
+	CHECK(r == 0, "bound: bind to any address, port 0: %d", r);
+	r = connect(fd, (struct sockaddr *)&peer, sizeof(peer));
+	fill(out, sizeof(out), 0, 10);
+	CHECK(r == 0 && !write_all(fd, &b, 1) &&
+	      !write_all(fd, out, sizeof(out)) &&
+	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
+	      "bound: connect, then 1000 bytes echoed");
+	close(fd);
+}
+
 static void case_dup(int fd)
 {
 	int d = dup(fd), d2 = 40;
@@ -671,7 +690,7 @@ static int client(const char *host, int port, char **names, int count)
 			want |= !strcmp(names[i], cases[c]);
 		if (!want)
 			continue;
-		if (c != 2 && c != 9 && c != 10) {
+		if (c != 2 && c != 9 && c != 10 && c != 13) {
 			fd = dial(c, 0);
 			if (fd < 0) {
 				CHECK(0, "%s: connect: %s", cases[c],
@@ -693,7 +712,8 @@ static int client(const char *host, int port, char **names, int count)
 		case 10: case_refused(); break;
 		case 11: case_epoll(fd); break;
 		case 12: case_fork(fd); break;
-		case 13: case_death(fd); break;
+		case 13: case_bound(); break;
+		case 14: case_death(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

@@ -259,6 +259,16 @@ API ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 
 /* ---- set-up and tear-down ---- */
 
+API int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	int done;
+
+	psock_lock();
+	done = psock_bind(fd, addr, len);
+	psock_unlock();
+	return done ? 0 : syscall(SYS_bind, fd, addr, len);
+}
+
 API int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	bool mine;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -423,45 +424,79 @@ static bool peer_node_of(int fd, int *node, bool marked_only)
 	return *node >= 0;
 }
 
-bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
+static uint16_t *port_field(struct sockaddr_storage *a)
 {
-	struct sockaddr_storage me;
-	struct sockaddr_in *me4 = (struct sockaddr_in *)&me;
-	struct sockaddr_in6 *me6 = (struct sockaddr_in6 *)&me;
-	socklen_t mlen = sizeof(me);
-	int type = 0, node, port_no;
+	if (a->ss_family == AF_INET)
+		return &((struct sockaddr_in *)a)->sin_port;
+	if (a->ss_family == AF_INET6)
+		return &((struct sockaddr_in6 *)a)->sin6_port;
+	return NULL;
+}
+
+static bool is_stream(int fd)
+{
+	int type = 0;
 	socklen_t tlen = sizeof(type);
-	unsigned int start;
-	in_addr_t to;
 
-	if (!ipv4_of(addr, len, &to, &port_no) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) ||
-	    type != SOCK_STREAM)
-		return false;
-	node = node_of(to);
-	/* the app's own bind, or a peer outside the cluster: the kernel's */
-	if (node < 0 || getsockname(fd, (struct sockaddr *)&me, &mlen) ||
-	    (me.ss_family == AF_INET ? me4->sin_port :
-	     me.ss_family == AF_INET6 ? me6->sin6_port : 1) ||
-	    !port_get() || (unsigned int)node == ps_port_node(port))
-		return false;
-	start = (unsigned int)getpid() * 7919u + (unsigned int)psock_ms_now();
-	for (unsigned int i = 0; i <= PSOCK_MARK_HI - PSOCK_MARK_LO; i++) {
-		uint16_t p = htons(PSOCK_MARK_LO + (start + i) %
-				   (PSOCK_MARK_HI - PSOCK_MARK_LO + 1));
+	return !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) &&
+	       type == SOCK_STREAM;
+}
 
-		if (me.ss_family == AF_INET)
-			me4->sin_port = p;
-		else
-			me6->sin6_port = p;
-		if (!bind(fd, (struct sockaddr *)&me, mlen))
+/* Bind fd to address a with a free marker port; false if none is free. */
+static bool bind_marker(int fd, struct sockaddr_storage *a, socklen_t len)
+{
+	unsigned int start = (unsigned int)getpid() * 7919u +
+			     (unsigned int)psock_ms_now();
+	uint16_t *p = port_field(a);
+
+	for (unsigned int i = 0; p && i <= PSOCK_MARK_HI - PSOCK_MARK_LO; i++) {
+		*p = htons(PSOCK_MARK_LO + (start + i) %
+			   (PSOCK_MARK_HI - PSOCK_MARK_LO + 1));
+		if (!syscall(SYS_bind, fd, (struct sockaddr *)a, len))
 			return true;
 		if (errno != EADDRINUSE)
 			break;
 	}
 	psock_say("no marker port free (%s): connection stays on the kernel",
-	    strerror(errno));
+		  strerror(errno));
 	return false;
+}
+
+int psock_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_storage a;
+	uint16_t *p;
+
+	if (!addr || len < sizeof(struct sockaddr_in) || len > sizeof(a))
+		return 0;
+	memcpy(&a, addr, len);
+	p = port_field(&a);
+	/* "any port" may as well be a marker: then connect() is ours */
+	if (!p || *p || !is_stream(fd) || !port_get() ||
+	    (a.ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
+		return 0;
+	return bind_marker(fd, &a, len) ? 1 : 0;
+}
+
+bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct sockaddr_storage me;
+	socklen_t mlen = sizeof(me);
+	int node, port_no;
+	uint16_t *p;
+	in_addr_t to;
+
+	if (!ipv4_of(addr, len, &to, &port_no) || !is_stream(fd))
+		return false;
+	node = node_of(to);
+	if (node < 0 || getsockname(fd, (struct sockaddr *)&me, &mlen) ||
+	    !(p = port_field(&me)) || !port_get() ||
+	    (unsigned int)node == ps_port_node(port))
+		return false;
+	/* bound by us (psock_bind) already; the app's own port: the kernel's */
+	if (*p)
+		return ntohs(*p) >= PSOCK_MARK_LO && ntohs(*p) <= PSOCK_MARK_HI;
+	return bind_marker(fd, &me, mlen);
 }
 
 void psock_connected(int fd)

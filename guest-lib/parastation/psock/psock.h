@@ -111,6 +111,11 @@ void psock_close(int fd);
 void psock_connected(int fd);
 /* A new connection from accept(); may write the HELLO. */
 void psock_accepted(int fd);
+/*
+ * bind() with port 0 on a stream socket: 1 if we bound it to a marker port
+ * instead (any port is fine to the program), 0 to let the kernel do it.
+ */
+int psock_bind(int fd, const struct sockaddr *addr, socklen_t len);
 /* Whether connect() on fd to addr should go our way: bind it to a marker. */
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
 /* Take in what came over ports and move connections on. */
