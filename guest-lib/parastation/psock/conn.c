@@ -267,8 +267,10 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		off += n;
 		len -= n;
 	}
+	STAT(ST_MSG_OUT);
 	while (ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf,
 				  off, PSOCK_SEND_LOOK_MS)) {
+		STAT(ST_SEND_SLOW);
 		struct pollfd k = { .fd = c->kfd, .events = POLLRDHUP };
 
 		/* no room there: wait while the peer's process holds its end */
@@ -381,8 +383,10 @@ void psock_pump(void)
 	if (!port)
 		return;
 	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
-				 0)) >= 0)
+				 0)) >= 0) {
+		STAT(ST_MSG_IN);
 		dispatch(from, fport, msgbuf, n);
+	}
 }
 
 /* ---- set-up ---- */
@@ -644,8 +648,17 @@ void psock_dup(int fd, int newfd)
 }
 
 /* At exit: FIN for every connection still open, then the port. */
+unsigned long psock_stats[ST_N];
+
 __attribute__((destructor)) static void psock_exit(void)
 {
+	psock_say("stats: poll %lu (slept %lu, on the NIC %lu), epoll %lu "
+		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
+		  "read waits %lu", psock_stats[ST_POLL],
+		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
+		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
+		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
+		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);
 	psock_lock();
 	for (int fd = 0; fd < nfdmap; fd++)
 		if (psock_get(fd))

@@ -5,9 +5,10 @@
  * The epoll descriptor is the kernel's.  Files that are not ours are
  * registered there as the program asks.  Our connections are kept here,
  * with the program's events and data, and answered from the library's
- * state; the kernel epoll holds, under a tag of ours, the NIC and the
- * kernel sockets of our connections (for their set-up bytes and their
- * end), so that epoll_wait wakes for them too.  A connection that turns
+ * state; the kernel epoll holds, under a tag of ours, the kernel sockets
+ * of our connections (for their set-up bytes and their end), so that it
+ * wakes for them too.  epoll_wait sleeps in poll() on the epoll and the
+ * NIC.  A connection that turns
  * out to be the kernel's is handed to the kernel epoll as the program
  * registered it.
  */
@@ -26,7 +27,6 @@
 #define TAG		0x7073636bull		/* "psck" */
 #define TAGGED(fd)	((TAG << 32) | (uint32_t)(fd))
 #define IS_TAGGED(u)	(((u) >> 32) == TAG)
-#define NIC_FD		0xffffffffu
 
 struct entry {
 	int fd;
@@ -37,7 +37,6 @@ struct entry {
 
 struct ep {
 	int epfd;
-	bool nic;		/* the NIC is in the kernel epoll */
 	int n, cap;
 	struct entry *e;
 	struct ep *next;
@@ -185,12 +184,9 @@ void psock_epoll_closed(int fd)
 /* Our entries' events now; connections that became the kernel's move. */
 static int look(struct ep *x, struct epoll_event *out, int max)
 {
-	int got = 0, nic = psock_nic_fd();
+	int got = 0;
 
 	psock_pump();
-	if (nic >= 0 && !x->nic)
-		x->nic = !kctl(x->epfd, EPOLL_CTL_ADD, nic, EPOLLIN,
-			       TAGGED(NIC_FD));
 	for (int i = 0; i < x->n && got < max; i++) {
 		struct entry *en = &x->e[i];
 		struct psock_conn *c = psock_get(en->fd);
@@ -218,7 +214,8 @@ static int look(struct ep *x, struct epoll_event *out, int max)
 			struct pollfd k = { .fd = en->fd, .events = watch };
 
 			rev = 0;
-			if (pass && sys_poll(&k, 1, 0) == 1)
+			if ((pass & ~(POLLERR | POLLHUP)) &&
+			    sys_poll(&k, 1, 0) == 1)
 				rev = k.revents & (pass | POLLERR | POLLHUP);
 		}
 		rev &= want | EPOLLERR | EPOLLHUP;
@@ -243,8 +240,10 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		errno = EINVAL;
 		return -1;
 	}
+	STAT(ST_EPOLL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
+	for (bool stirred = false;;) {
+		struct psock_conn *c;
 		struct ep *x;
 		int got = 0, n, wait = timeout_ms;
 
@@ -269,15 +268,44 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			else if (timeout_ms - spent < wait)
 				wait = timeout_ms - spent;
 		}
+		if (wait) {
+			/*
+			 * Sleep in poll() on the epoll and the NIC, not with the
+			 * NIC inside the epoll: poll arms the NIC's interrupt
+			 * each time, an epoll only when it reports the NIC.
+			 */
+			struct pollfd p[2] = {
+				{ .fd = epfd, .events = POLLIN },
+				{ .fd = psock_nic_fd(), .events = POLLIN },
+			};
+
+			STAT(ST_EPOLL_SLEEP);
+			sys_poll(p, p[1].fd >= 0 ? 2 : 1, wait);
+		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
-			    max - got < 64 ? max - got : 64, wait);
+			    max - got < 64 ? max - got : 64, 0);
 		if (n < 0)
 			return got ? got : -1;
-		for (int i = 0; i < n; i++)
-			if (!IS_TAGGED(kev[i].data.u64) && got < max)
-				out[got++] = kev[i];
-		if (got || !timeout_ms)
+		stirred = false;
+		for (int i = 0; i < n; i++) {
+			if (!IS_TAGGED(kev[i].data.u64)) {
+				if (got < max)
+					out[got++] = kev[i];
+				continue;
+			}
+			/* our connection's kernel socket: look at it */
+			psock_lock();
+			c = psock_get((int)(uint32_t)kev[i].data.u64);
+			if (c)
+				c->stirred = stirred = true;
+			psock_unlock();
+		}
+		if (got)
 			return got;
+		if (stirred)
+			continue;
+		if (!timeout_ms)
+			return 0;
 		if (timeout_ms > 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			spent = (t.tv_sec - t0.tv_sec) * 1000 +

@@ -80,6 +80,7 @@ struct psock_conn {
 	uint64_t rx_win;	/* rx_used last told to the peer */
 	bool fin_got;
 	bool reset;		/* RST from the peer, or the kernel's */
+	bool stirred;		/* the kernel socket woke a wait: look at it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
 };
 
@@ -90,6 +91,22 @@ static inline int64_t psock_ms_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* What the library did, printed at exit with PS_SOCK_DEBUG=1. */
+enum {
+	ST_POLL,		/* psock_poll calls */
+	ST_POLL_SLEEP,		/* ... that slept in poll() */
+	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
+	ST_EPOLL,		/* psock_epoll_wait calls */
+	ST_EPOLL_SLEEP,
+	ST_MSG_IN,		/* messages taken in */
+	ST_MSG_OUT,		/* messages sent */
+	ST_SEND_SLOW,		/* sends that waited for room */
+	ST_RECV_WAIT,		/* blocking reads that waited */
+	ST_N
+};
+extern unsigned long psock_stats[ST_N];
+#define STAT(i)	__atomic_fetch_add(&psock_stats[i], 1, __ATOMIC_RELAXED)
 
 /* ---- conn.c; called with psock_lock() held ---- */
 void psock_lock(void);

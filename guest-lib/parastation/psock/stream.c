@@ -34,8 +34,10 @@ static void watch_kernel_end(int fd, struct psock_conn *c)
 	char b;
 	ssize_t n;
 
-	if (c->eof_ms || c->reset)
+	/* only once the kernel said something: a system call costs */
+	if (c->eof_ms || c->reset || !c->stirred)
 		return;
+	c->stirred = false;
 	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0) {
 		c->eof_ms = psock_ms_now();
@@ -228,6 +230,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 			errno = EAGAIN;
 			return -1;
 		}
+		STAT(ST_RECV_WAIT);
 		psock_unlock();
 		n = psock_wait_fd(fd, POLLIN);
 		psock_lock();

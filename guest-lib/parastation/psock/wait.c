@@ -36,7 +36,7 @@ static int64_t us_now(void)
  * Returns how many fds are ready from our state alone.
  */
 static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
-		short *pass, bool *only_ours)
+		short *pass, bool *only_ours, bool stirred)
 {
 	int ready = 0;
 
@@ -46,6 +46,11 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 	for (nfds_t i = 0; i < n; i++) {
 		struct psock_conn *c = psock_get(fds[i].fd);
 		short watch, rev;
+
+		/* the last sleep's answer for a file we watched for ourselves */
+		if (c && stirred && pass[i] >= 0 &&
+		    (kfds[i].revents & ~pass[i]))
+			c->stirred = true;
 
 		kfds[i] = (struct pollfd){ .fd = fds[i].fd };
 		fds[i].revents = 0;
@@ -77,6 +82,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
 	int ret;
 
+	STAT(ST_POLL);
 	if (n > STACK_FDS) {
 		kfds = malloc((n + 1) * sizeof(*kfds));
 		pass = malloc(n * sizeof(*pass));
@@ -87,9 +93,9 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			return -1;
 		}
 	}
-	for (;;) {
+	for (bool stirred = false;;) {
 		bool only_ours;
-		int ready = look(fds, n, kfds, pass, &only_ours);
+		int ready = look(fds, n, kfds, pass, &only_ours, stirred);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
 		int nic = psock_nic_fd();
 		nfds_t kn = n;
@@ -101,6 +107,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 		if (wait && nic >= 0 && only_ours) {
 			/* stall on the NIC first, as ports does */
+			STAT(ST_POLL_NIC);
 			psock_lock();
 			psock_port_wait(wait);
 			psock_unlock();
@@ -109,20 +116,29 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			kfds[kn++] = (struct pollfd){ .fd = nic,
 						      .events = POLLIN };
 		}
+		if (wait)
+			STAT(ST_POLL_SLEEP);
 		ret = sys_poll(kfds, kn, wait);
 		if (ret < 0)
 			break;
 		ret = 0;
+		stirred = false;
 		for (nfds_t i = 0; i < n; i++) {
 			short got = kfds[i].revents;
 
-			if (pass[i] < 0)
+			if (pass[i] < 0) {
 				fds[i].revents = got;
-			else
+			} else {
 				fds[i].revents |= got & (pass[i] | POLLNVAL);
+				stirred |= !!(got & ~pass[i]);
+			}
 			ret += !!fds[i].revents;
 		}
-		if (ret || !timeout_ms)
+		if (ret)
+			break;
+		if (stirred)		/* look at what the kernel said */
+			continue;
+		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
 			break;
