@@ -11,7 +11,7 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork bound death (the default: all but death).  "fork": the
+ * refused epoll fork bound udp death (the default: all but death).  "fork": the
  * server forks a child to serve what it accepts on PORT + 2, before
  * either touches the connection (a forking server's usual way).  A case starts with one
  * byte, its number, which the client writes before it reads anything.
@@ -40,7 +40,7 @@
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
-	"names", "errors", "refused", "epoll", "fork", "bound", "death",
+	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "death",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -143,6 +143,40 @@ static void serve_bulk(int fd)
 	}
 }
 
+static const size_t udp_sizes[] = { 1, 100, 1400, 8000, 60000 };
+#define UDP_SIZES (sizeof(udp_sizes) / sizeof(udp_sizes[0]))
+
+/* udp: a socket on any port, named over the stream; echo each datagram */
+static void serve_udp(int fd)
+{
+	static uint8_t buf[65536];
+	struct sockaddr_in a = { .sin_family = AF_INET }, from;
+	socklen_t len = sizeof(a);
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	uint16_t port;
+
+	if (u < 0 || bind(u, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(u, (struct sockaddr *)&a, &len))
+		return;
+	port = a.sin_port;
+	write_all(fd, &port, sizeof(port));
+	for (size_t k = 0; k < UDP_SIZES; k++) {
+		struct pollfd p = { .fd = u, .events = POLLIN };
+		ssize_t n;
+
+		len = sizeof(from);
+		if (poll(&p, 1, 10000) != 1)
+			break;
+		n = recvfrom(u, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			     &len);
+		if (n < 0)
+			break;
+		sendto(u, buf, n, 0, (struct sockaddr *)&from, len);
+	}
+	read_all(fd, buf, 1);
+	close(u);
+}
+
 static void serve_peer_names(int fd)
 {
 	struct sockaddr_storage a[2], mine, theirs;
@@ -209,7 +243,10 @@ static void serve(int fd, unsigned int c)
 	case 8:
 		serve_peer_names(fd);
 		break;
-	case 14:	/* death: 100 bytes, then this process dies */
+	case 14:
+		serve_udp(fd);
+		break;
+	case 15:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
 		write_all(fd, buf, 100);
 		msleep(200);
@@ -579,6 +616,42 @@ static void case_bound(void)
 	close(fd);
 }
 
+static void case_udp(int fd)
+{
+	static uint8_t out[65536], in[65536];
+	struct sockaddr_in any = { .sin_family = AF_INET }, to = peer, from;
+	int u = socket(AF_INET, SOCK_DGRAM, 0), bad = 0, other = 0;
+	uint16_t port;
+
+	if (read_all(fd, &port, sizeof(port)) != 1 ||
+	    bind(u, (struct sockaddr *)&any, sizeof(any))) {
+		CHECK(0, "udp: set-up");
+		return;
+	}
+	to.sin_port = port;
+	for (size_t k = 0; k < UDP_SIZES; k++) {
+		struct pollfd p = { .fd = u, .events = POLLIN };
+		socklen_t len = sizeof(from);
+		ssize_t n;
+
+		fill(out, udp_sizes[k], k, 11);
+		sendto(u, out, udp_sizes[k], 0, (struct sockaddr *)&to,
+		       sizeof(to));
+		n = poll(&p, 1, 10000) == 1
+		    ? recvfrom(u, in, sizeof(in), 0, (struct sockaddr *)&from,
+			       &len) : -1;
+		bad += n != (ssize_t)udp_sizes[k] ||
+		       memcmp(in, out, udp_sizes[k]);
+		other += n < 0 || len != sizeof(from) ||
+			 from.sin_addr.s_addr != to.sin_addr.s_addr ||
+			 from.sin_port != port;
+	}
+	CHECK(!bad && !other, "udp: %zu datagrams of 1 to 60000 bytes echoed, "
+	      "%d wrong, %d from elsewhere", UDP_SIZES, bad, other);
+	write_all(fd, "q", 1);
+	close(u);
+}
+
 static void case_dup(int fd)
 {
 	int d = dup(fd), d2 = 40;
@@ -713,7 +786,8 @@ static int client(const char *host, int port, char **names, int count)
 		case 11: case_epoll(fd); break;
 		case 12: case_fork(fd); break;
 		case 13: case_bound(); break;
-		case 14: case_death(fd); break;
+		case 14: case_udp(fd); break;
+		case 15: case_death(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

@@ -106,11 +106,40 @@ static struct psock_conn *ours(int fd)
 	return NULL;
 }
 
+static ssize_t recv_from(int fd, struct psock_conn *c,
+			 const struct iovec *iov, int iovcnt, int flags,
+			 struct sockaddr *from, socklen_t *fromlen)
+{
+	ssize_t n = psock_udp_recv(fd, c, iov, iovcnt, flags, from, fromlen);
+	int err = errno;
+
+	psock_unlock();
+	errno = err;
+	return n;
+}
+
+static ssize_t send_to(int fd, struct psock_conn *c, const struct iovec *iov,
+		       int iovcnt, int flags, const struct sockaddr *to,
+		       socklen_t tolen)
+{
+	ssize_t n = psock_udp_send(fd, c, iov, iovcnt, flags, to, tolen);
+	int err = errno;
+
+	psock_unlock();
+	errno = err;
+	return n;
+}
+
 static ssize_t recv_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 			int iovcnt, int flags)
 {
-	ssize_t n = psock_recv(fd, c, iov, iovcnt, flags);
-	int err = errno;
+	ssize_t n;
+	int err;
+
+	if (c->dgram)
+		return recv_from(fd, c, iov, iovcnt, flags, NULL, NULL);
+	n = psock_recv(fd, c, iov, iovcnt, flags);
+	err = errno;
 
 	psock_unlock();
 	errno = err;
@@ -120,8 +149,13 @@ static ssize_t recv_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 static ssize_t send_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 			int iovcnt, int flags)
 {
-	ssize_t n = psock_send(fd, c, iov, iovcnt, flags);
-	int err = errno;
+	ssize_t n;
+	int err;
+
+	if (c->dgram)
+		return send_to(fd, c, iov, iovcnt, flags, NULL, 0);
+	n = psock_send(fd, c, iov, iovcnt, flags);
+	err = errno;
 
 	psock_unlock();
 	errno = err;
@@ -181,6 +215,8 @@ API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 	if (!c)
 		return syscall(SYS_recvfrom, fd, buf, len, flags, from,
 			       fromlen);
+	if (c->dgram)
+		return recv_from(fd, c, &iov, 1, flags, from, fromlen);
 	if (from && fromlen)	/* a stream: the peer, as the kernel says */
 		getpeername(fd, from, fromlen);
 	return recv_iov(fd, c, &iov, 1, flags);
@@ -201,6 +237,13 @@ API ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 
 	if (!c)
 		return sys_recvmsg(fd, m, flags);
+	if (c->dgram) {
+		m->msg_controllen = 0;
+		m->msg_flags = 0;
+		return recv_from(fd, c, m->msg_iov, m->msg_iovlen, flags,
+				 m->msg_name, m->msg_name ? &m->msg_namelen
+							  : NULL);
+	}
 	if (m->msg_name && m->msg_namelen)
 		getpeername(fd, m->msg_name, &m->msg_namelen);
 	m->msg_controllen = 0;
@@ -237,23 +280,40 @@ API ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return send_iov(fd, c, &iov, 1, flags);
 }
 
+/* A datagram to an address: the socket may become ours on the way. */
+static struct psock_conn *ours_to(int fd, const struct sockaddr *to,
+				  socklen_t tolen)
+{
+	if (to && !psock_get(fd)) {
+		psock_lock();
+		psock_udp_maybe(fd, to, tolen);
+		psock_unlock();
+	}
+	return ours(fd);
+}
+
 API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		   const struct sockaddr *to, socklen_t tolen)
 {
 	struct iovec iov = { (void *)buf, len };
-	struct psock_conn *c = ours(fd);
+	struct psock_conn *c = ours_to(fd, to, tolen);
 
 	if (!c)
 		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+	if (c->dgram)
+		return send_to(fd, c, &iov, 1, flags, to, tolen);
 	return send_iov(fd, c, &iov, 1, flags);
 }
 
 API ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
-	struct psock_conn *c = ours(fd);
+	struct psock_conn *c = ours_to(fd, m->msg_name, m->msg_namelen);
 
 	if (!c)
 		return sys_sendmsg(fd, m, flags);
+	if (c->dgram)
+		return send_to(fd, c, m->msg_iov, m->msg_iovlen, flags,
+			       m->msg_name, m->msg_namelen);
 	return send_iov(fd, c, m->msg_iov, m->msg_iovlen, flags);
 }
 
@@ -271,9 +331,21 @@ API int bind(int fd, const struct sockaddr *addr, socklen_t len)
 
 API int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
+	struct psock_conn *c;
 	bool mine;
 	int ret, err;
 
+	if ((c = ours(fd)) && c->dgram) {	/* the datagrams' default peer */
+		ret = syscall(SYS_connect, fd, addr, len);
+		err = errno;
+		if (!ret)
+			psock_udp_connect(c, addr, len);
+		psock_unlock();
+		errno = err;
+		return ret;
+	}
+	if (c)
+		psock_unlock();
 	psock_lock();
 	mine = psock_want_connect(fd, addr, len);
 	psock_unlock();

@@ -108,7 +108,7 @@ static void read_hosts(void)
 }
 
 /* The node with IPv4 address a (network order), or -1. */
-static int node_of(in_addr_t a)
+int psock_node_of(in_addr_t a)
 {
 	if (!hosts_read)
 		read_hosts();
@@ -118,9 +118,26 @@ static int node_of(in_addr_t a)
 	return -1;
 }
 
+in_addr_t psock_node_addr(unsigned int node)
+{
+	if (!hosts_read)
+		read_hosts();
+	return node < hosts_nodes ? node_addr[node] : 0;
+}
+
+/* The UDP socket of ours bound to port udp_port, or NULL. */
+struct psock_conn *psock_udp_find(uint16_t udp_port)
+{
+	for (uint32_t i = 0; i < nconns; i++)
+		if (conns[i] && conns[i]->dgram &&
+		    conns[i]->udp_port == udp_port)
+			return conns[i];
+	return NULL;
+}
+
 /* ---- our port ---- */
 
-static ps_port_t *port_get(void)
+ps_port_t *psock_port(void)
 {
 	const char *env = getenv("PS_SOCK");
 
@@ -162,7 +179,7 @@ void psock_forked_child(void)
 	 * written its HELLO yet, go on with a port of their own; the others'
 	 * peers send to the parent's port */
 	for (uint32_t i = 0; i < nconns; i++)
-		if (conns[i] && !conns[i]->kernel_only &&
+		if (conns[i] && !conns[i]->kernel_only && !conns[i]->dgram &&
 		    (conns[i]->peer_known ||
 		     (conns[i]->role == PSOCK_SERVER && !conns[i]->hello_due)))
 			conns[i]->inherited = true;
@@ -170,7 +187,7 @@ void psock_forked_child(void)
 
 /* ---- the tables ---- */
 
-static struct psock_conn *conn_new(int role)
+struct psock_conn *psock_conn_new(int role)
 {
 	struct psock_conn *c = calloc(1, sizeof(*c));
 	uint32_t i;
@@ -200,7 +217,7 @@ static struct psock_conn *conn_new(int role)
 	return c;
 }
 
-static void conn_free(struct psock_conn *c)
+void psock_conn_free(struct psock_conn *c)
 {
 	struct psock_chunk *k;
 
@@ -212,7 +229,7 @@ static void conn_free(struct psock_conn *c)
 	free(c);
 }
 
-static bool fd_set_conn(int fd, struct psock_conn *c)
+bool psock_fd_set(int fd, struct psock_conn *c)
 {
 	if (fd < 0)
 		return false;
@@ -269,10 +286,12 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 	}
 	STAT(ST_MSG_OUT);
 	while (ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf,
-				  off, PSOCK_SEND_LOOK_MS)) {
-		STAT(ST_SEND_SLOW);
+				  off, c->dgram ? 0 : PSOCK_SEND_LOOK_MS)) {
 		struct pollfd k = { .fd = c->kfd, .events = POLLRDHUP };
 
+		STAT(ST_SEND_SLOW);
+		if (c->dgram)
+			return -1;	/* a datagram without room is lost */
 		/* no room there: wait while the peer's process holds its end */
 		if (errno == ETIMEDOUT && sys_poll(&k, 1, 0) >= 0 &&
 		    !(k.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
@@ -340,6 +359,11 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	if (len < sizeof(m))
 		return;
 	memcpy(&m, buf, sizeof(m));
+	if (m.type == PSOCK_DGRAM) {
+		psock_udp_in(from, m.sconn, m.dconn, buf + sizeof(m),
+			     len - sizeof(m));
+		return;
+	}
 	c = m.dconn < nconns ? conns[m.dconn] : NULL;
 	if (!c || c->nonce != m.dnonce || c->kernel_only)
 		return;		/* closed since: what was on its way is lost */
@@ -392,7 +416,7 @@ void psock_pump(void)
 /* ---- set-up ---- */
 
 /* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6); false else. */
-static bool ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
+bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 		    int *port_no)
 {
 	const struct sockaddr_in *v4 = (const void *)sa;
@@ -420,11 +444,11 @@ static bool peer_node_of(int fd, int *node, bool marked_only)
 	int port_no;
 
 	if (getpeername(fd, (struct sockaddr *)&ss, &len) ||
-	    !ipv4_of((struct sockaddr *)&ss, len, &a, &port_no))
+	    !psock_ipv4_of((struct sockaddr *)&ss, len, &a, &port_no))
 		return false;
 	if (marked_only && (port_no < PSOCK_MARK_LO || port_no > PSOCK_MARK_HI))
 		return false;
-	*node = node_of(a);
+	*node = psock_node_of(a);
 	return *node >= 0;
 }
 
@@ -471,12 +495,14 @@ int psock_bind(int fd, const struct sockaddr *addr, socklen_t len)
 	struct sockaddr_storage a;
 	uint16_t *p;
 
+	if (psock_udp_bind(fd, addr, len))
+		return 1;
 	if (!addr || len < sizeof(struct sockaddr_in) || len > sizeof(a))
 		return 0;
 	memcpy(&a, addr, len);
 	p = port_field(&a);
 	/* "any port" may as well be a marker: then connect() is ours */
-	if (!p || *p || !is_stream(fd) || !port_get() ||
+	if (!p || *p || !is_stream(fd) || !psock_port() ||
 	    (a.ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
 		return 0;
 	return bind_marker(fd, &a, len) ? 1 : 0;
@@ -490,11 +516,11 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	uint16_t *p;
 	in_addr_t to;
 
-	if (!ipv4_of(addr, len, &to, &port_no) || !is_stream(fd))
+	if (!psock_ipv4_of(addr, len, &to, &port_no) || !is_stream(fd))
 		return false;
-	node = node_of(to);
+	node = psock_node_of(to);
 	if (node < 0 || getsockname(fd, (struct sockaddr *)&me, &mlen) ||
-	    !(p = port_field(&me)) || !port_get() ||
+	    !(p = port_field(&me)) || !psock_port() ||
 	    (unsigned int)node == ps_port_node(port))
 		return false;
 	/* bound by us (psock_bind) already; the app's own port: the kernel's */
@@ -509,12 +535,12 @@ void psock_connected(int fd)
 
 	if (psock_get(fd))
 		psock_close(fd);
-	c = conn_new(PSOCK_CLIENT);
+	c = psock_conn_new(PSOCK_CLIENT);
 	if (!c)
 		return;
 	c->undecided = true;
-	if (!fd_set_conn(fd, c))
-		conn_free(c);
+	if (!psock_fd_set(fd, c))
+		psock_conn_free(c);
 }
 
 void psock_accepted(int fd)
@@ -522,17 +548,17 @@ void psock_accepted(int fd)
 	struct psock_conn *c;
 	int node;
 
-	if (!peer_node_of(fd, &node, true) || !port_get() ||
+	if (!peer_node_of(fd, &node, true) || !psock_port() ||
 	    (unsigned int)node == ps_port_node(port))
 		return;
-	c = conn_new(PSOCK_SERVER);
+	c = psock_conn_new(PSOCK_SERVER);
 	if (!c)
 		return;
 	/* written by the process that first uses the connection: a server
 	 * that accepts, then forks a child to serve it, names the child */
 	c->hello_due = true;
-	if (!fd_set_conn(fd, c)) {
-		conn_free(c);
+	if (!psock_fd_set(fd, c)) {
+		psock_conn_free(c);
 		return;
 	}
 	psock_say("conn %u: accepted from node %d", c->id, node);
@@ -544,7 +570,7 @@ static void hello(int fd, struct psock_conn *c)
 	struct psock_hello h = { .magic = PSOCK_MAGIC };
 
 	c->hello_due = false;
-	if (!port_get()) {
+	if (!psock_port()) {
 		c->kernel_only = true;
 		return;
 	}
@@ -579,7 +605,7 @@ void psock_decide(int fd, struct psock_conn *c)
 			return;		/* the rest is on its way */
 		sys_recv(fd, &h, sizeof(h), MSG_DONTWAIT);
 		c->undecided = false;
-		if (!port_get()) {
+		if (!psock_port()) {
 			c->kernel_only = true;
 			return;
 		}
@@ -620,7 +646,7 @@ void psock_close(int fd)
 
 	if (!c)
 		return;
-	fd_set_conn(fd, NULL);
+	psock_fd_set(fd, NULL);
 	if (--c->refs > 0) {
 		if (c->kfd == fd)	/* another descriptor of it, then */
 			for (int i = 0; i < nfdmap; i++)
@@ -636,7 +662,7 @@ void psock_close(int fd)
 	psock_say("conn %u: closed (sent %llu+%llu, got %llu+%llu)", c->id,
 	    (unsigned long long)c->tx_kernel, (unsigned long long)c->tx_sent,
 	    (unsigned long long)c->rx_kernel, (unsigned long long)c->rx_got);
-	conn_free(c);
+	psock_conn_free(c);
 }
 
 void psock_dup(int fd, int newfd)
@@ -644,7 +670,7 @@ void psock_dup(int fd, int newfd)
 	struct psock_conn *c = psock_get(fd);
 
 	if (c && newfd != fd)
-		fd_set_conn(newfd, c);
+		psock_fd_set(newfd, c);
 }
 
 /* At exit: FIN for every connection still open, then the port. */

@@ -13,6 +13,7 @@
 #ifndef PSOCK_H
 #define PSOCK_H
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,8 +43,14 @@
 struct psock_chunk {
 	struct psock_chunk *next;
 	size_t len, off;
+	uint16_t src_node, src_port;	/* a datagram's sender */
 	uint8_t data[];
 };
+
+/* Datagrams that came over ports and wait for a UDP socket to read them:
+ * at most this many bytes (beyond, they are dropped, as the kernel drops
+ * what does not fit a socket's receive buffer). */
+#define PSOCK_UDP_QUEUE	(256 * 1024)
 
 enum { PSOCK_CLIENT, PSOCK_SERVER };
 
@@ -82,6 +89,12 @@ struct psock_conn {
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool stirred;		/* the kernel socket woke a wait: look at it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
+	/* UDP: a datagram socket, bound to a marker port */
+	bool dgram;
+	uint16_t udp_port;	/* ours, host order */
+	in_addr_t udp_peer;	/* connect(): the only sender, 0 none */
+	uint16_t udp_peer_port;
+	unsigned long udp_dropped;
 };
 
 static inline int64_t psock_ms_now(void)
@@ -111,6 +124,19 @@ extern unsigned long psock_stats[ST_N];
 /* ---- conn.c; called with psock_lock() held ---- */
 void psock_lock(void);
 void psock_unlock(void);
+/* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
+ps_port_t *psock_port(void);
+/* The node of a cluster address (network order), or -1; and back. */
+int psock_node_of(in_addr_t a);
+in_addr_t psock_node_addr(unsigned int node);
+/* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6). */
+bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
+		   int *port_no);
+struct psock_conn *psock_conn_new(int role);
+void psock_conn_free(struct psock_conn *c);
+/* fd names c (NULL: nothing) from now on. */
+bool psock_fd_set(int fd, struct psock_conn *c);
+struct psock_conn *psock_udp_find(uint16_t udp_port);
 /* One line on stderr with PS_SOCK_DEBUG=1. */
 void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
@@ -158,6 +184,25 @@ int psock_shutdown(int fd, struct psock_conn *c, int how);
  */
 short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		   short *pass);
+
+/* ---- udp.c; with psock_lock() held ---- */
+/* bind() to port 0 of a datagram socket: 1 if we bound it to our marker. */
+int psock_udp_bind(int fd, const struct sockaddr *addr, socklen_t len);
+/* Before sendto() on a socket that is not ours yet: maybe it becomes so. */
+void psock_udp_maybe(int fd, const struct sockaddr *to, socklen_t len);
+void psock_udp_connect(struct psock_conn *c, const struct sockaddr *to,
+		       socklen_t len);
+ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
+		       int iovcnt, int flags, const struct sockaddr *to,
+		       socklen_t tolen);
+ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
+		       int iovcnt, int flags, struct sockaddr *from,
+		       socklen_t *fromlen);
+short psock_udp_events(struct psock_conn *c, short events, short *watch,
+		       short *pass);
+/* A datagram came over ports from (node, its UDP port) to our udp_port. */
+void psock_udp_in(unsigned int node, uint16_t src, uint16_t dst,
+		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */
 /* poll() over fds that may include ours; timeout_ms as poll's. */

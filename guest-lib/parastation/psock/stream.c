@@ -357,6 +357,8 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 {
 	short rev = 0;
 
+	if (c->dgram)
+		return psock_udp_events(c, events, watch, pass);
 	psock_decide(fd, c);
 	if (c->kernel_only || c->inherited)
 		return -1;		/* the kernel answers for it */

@@ -23,6 +23,11 @@
  * ephemeral range by vc-sysinit: net.ipv4.ip_local_reserved_ports). */
 #define PSOCK_MARK_LO	61000
 #define PSOCK_MARK_HI	61999
+/* A UDP socket of ours is bound to a marker that names its process's
+ * ports port: PSOCK_MARK_LO + port * PSOCK_UDP_PER_PORT + k. */
+#define PSOCK_UDP_PER_PORT	15
+#define PSOCK_UDP_MARK(port, k)	(PSOCK_MARK_LO + (port) * PSOCK_UDP_PER_PORT + (k))
+#define PSOCK_UDP_PORT_OF(mark)	(((mark) - PSOCK_MARK_LO) / PSOCK_UDP_PER_PORT)
 
 /* ---- on the kernel stream, server to client, before any data ---- */
 #define PSOCK_MAGIC	"PSOCKv1"	/* 8 bytes with its NUL */
@@ -43,6 +48,8 @@ enum {
 	PSOCK_WIN,		/* the receiver consumed `count` bytes in all */
 	PSOCK_FIN,		/* no more data: `count` bytes sent in all */
 	PSOCK_RST,		/* the connection is gone (closed, unread data) */
+	PSOCK_DGRAM,		/* a UDP datagram: dconn and sconn are the
+				 * destination's and the source's UDP ports */
 };
 
 struct psock_msg {
