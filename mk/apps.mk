@@ -1,9 +1,33 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --- unmodified Debian programs in the image: Open MPI, PVM, NetPIPE, ssh ---
-# (docs/apps.md) What the image's share of them depends on.
+# (docs/apps.md) The ssh keys, and what else the image depends on.
+
+# ssh keys, made once with dropbearkey and kept in build/ssh/ (make clean
+# leaves them, so the image stays the same): the nodes' host key and root's
+# client key. mkimage.sh copies build/guest/rootfs/ into the image.
+APPS_KEYS := $(B)/ssh
+APPS_ROOTFS := $(B)/guest/rootfs
+$(APPS_KEYS)/host_ed25519 $(APPS_KEYS)/client_ed25519:
+	@mkdir -p $(dir $@)
+	$(call quiet,KEYGEN,$@)dropbearkey -t ed25519 -f $@ > $@.log 2>&1 || { cat $@.log; rm -f $@; false; }
+# the public half as one line, with a fixed comment (not the build host's name)
+$(APPS_KEYS)/%.pub: $(APPS_KEYS)/%
+	$(call quiet,KEYGEN,$@)dropbearkey -y -f $< | awk '/^ssh-/ { print $$1, $$2, "root@vcluster" }' > $@.tmp && \
+		test -s $@.tmp && mv $@.tmp $@
+APPS_ROOTFS_FILES := $(APPS_ROOTFS)/etc/dropbear/dropbear_ed25519_host_key \
+	$(APPS_ROOTFS)/etc/dropbear/host_key.pub \
+	$(APPS_ROOTFS)/root/.ssh/id_dropbear $(APPS_ROOTFS)/root/.ssh/authorized_keys
+$(APPS_ROOTFS)/etc/dropbear/dropbear_ed25519_host_key: $(APPS_KEYS)/host_ed25519
+	@install -D -m 0600 $< $@
+$(APPS_ROOTFS)/etc/dropbear/host_key.pub: $(APPS_KEYS)/host_ed25519.pub
+	@install -D -m 0644 $< $@
+$(APPS_ROOTFS)/root/.ssh/id_dropbear: $(APPS_KEYS)/client_ed25519
+	@install -D -m 0600 $< $@
+$(APPS_ROOTFS)/root/.ssh/authorized_keys: $(APPS_KEYS)/client_ed25519.pub
+	@install -D -m 0600 $< $@
 
 # The image follows images/packages.list and the packages it names (their
 # dpkg file lists change when a package is upgraded).
 APPS_PACKAGES := $(shell awk '$$1 !~ /^(\#|$$|alternative$$)/ { print $$1 }' images/packages.list 2>/dev/null | sort -u)
-IMAGE_EXTRA += images/packages.list \
+IMAGE_EXTRA += images/packages.list $(APPS_ROOTFS_FILES) \
 	$(subst :,\:,$(wildcard $(foreach p,$(APPS_PACKAGES),/var/lib/dpkg/info/$(p).list /var/lib/dpkg/info/$(p):amd64.list)))
