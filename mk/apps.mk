@@ -1,6 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --- unmodified Debian programs in the image: Open MPI, PVM, NetPIPE, ssh ---
-# (docs/apps.md) The ssh keys, and what else the image depends on.
+# (docs/apps.md) Our MPI programs (images/guest-tools/mpi/), built with the
+# host's mpicc; the ssh keys; and what else the image depends on.
+
+# MPI programs: the packaged mpicc (Open MPI's wrapper around gcc), linked
+# dynamically, so the image gets libmpi and the rest through ldd.
+MPICC := mpicc
+APPS_MPI_DIR := images/guest-tools/mpi
+APPS_MPI_PROGS := $(B)/guest/bin/mpitest $(B)/guest/bin/heat
+GUEST_TOOLS += $(APPS_MPI_PROGS)
+$(APPS_MPI_PROGS): $(B)/guest/bin/%: $(APPS_MPI_DIR)/%.c $(GUEST_TOOL_COMMON)
+	@mkdir -p $(dir $@)
+	$(call quiet,MPICC,$@)$(MPICC) $(GUEST_TOOL_CFLAGS) -o $@ $< -lm
 
 # ssh keys, made once with dropbearkey and kept in build/ssh/ (make clean
 # leaves them, so the image stays the same): the nodes' host key and root's
