@@ -42,3 +42,9 @@ $(APPS_ROOTFS)/root/.ssh/authorized_keys: $(APPS_KEYS)/client_ed25519.pub
 APPS_PACKAGES := $(shell awk '$$1 !~ /^(\#|$$|alternative$$)/ { print $$1 }' images/packages.list 2>/dev/null | sort -u)
 IMAGE_EXTRA += images/packages.list $(APPS_ROOTFS_FILES) \
 	$(subst :,\:,$(wildcard $(foreach p,$(APPS_PACKAGES),/var/lib/dpkg/info/$(p).list /var/lib/dpkg/info/$(p):amd64.list)))
+
+# `vcluster mpirun`'s arguments: linked with vcluster's objects, no main.
+$(B)/tests/unit/test-mpirun: tests/unit/test-mpirun.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.o,$^) $< \
+		$(B)/lib/libfabric.a $(JSON_LIBS) $(GLIB_LIBS)
