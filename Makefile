@@ -120,8 +120,9 @@ KDIR := /lib/modules/$(KVER)/build
 GUEST_MODULES :=
 
 # --- per-component rules, one fragment per card and library (mk/*.mk): they
-# add to GUEST_TOOLS, GUEST_MODULES and MYRI_FW before the image's inputs are
-# fixed below ---
+# add to GUEST_TOOLS, GUEST_MODULES, MYRI_FW and IMAGE_EXTRA before the
+# image's inputs are fixed below ---
+IMAGE_EXTRA :=
 include $(sort $(wildcard mk/*.mk))
 
 # The single-file guest programs no fragment claims (tcpbench): one rule,
@@ -135,8 +136,9 @@ $(GUEST_TOOLS_PLAIN): $(B)/guest/bin/%: images/guest-tools/%.c $(GUEST_TOOL_COMM
 	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $<
 
 # --- guest image: rebuilt only when its inputs change ---
+# (IMAGE_EXTRA: what else a fragment's part of the image depends on)
 IMAGE_INPUTS := images/mkimage.sh $(wildcard images/rootfs/*) $(wildcard images/rootfs/*/*) \
-	$(GUEST_TOOLS) $(GUEST_MODULES) $(MYRI_FW)
+	$(wildcard images/rootfs/*/*/*) $(GUEST_TOOLS) $(GUEST_MODULES) $(MYRI_FW) $(IMAGE_EXTRA)
 
 image: $(IMAGE)
 

@@ -16,6 +16,10 @@
 #                LD_PRELOAD socket library libpsock.so)
 #   modules/*.ko extra kernel modules -> /lib/modules/extra/ (loaded at boot)
 #   firmware/*   firmware files       -> /lib/firmware/
+#   rootfs/...   files made at build time (ssh keys) -> the same path
+#
+# images/packages.list names files of Debian packages to carry as they are
+# (Open MPI's plugins, PVM, dropbear, NetPIPE), with their libraries.
 #
 # Environment overrides (all optional):
 #   VC_KVER     kernel version to use (default: the one linux-image-amd64
@@ -24,6 +28,7 @@
 #   VC_BUSYBOX  static busybox binary      (default /bin/busybox)
 #   VC_QEMU_GA  qemu guest agent binary    (default /usr/sbin/qemu-ga)
 #   VC_KERNEL_FORMAT  elf (default) or bzimage: what OUTDIR/vmlinuz is
+#   VC_PACKAGES package list           (default images/packages.list)
 #   SOURCE_DATE_EPOCH  mtime stored for every file (default 0)
 #
 # See docs/guest-image.md.
@@ -44,6 +49,7 @@ ROOTFS_SRC=$HERE/rootfs
 BASE_MODULES="virtio_pci virtio_net virtio_console qemu_fw_cfg"
 EPOCH=${SOURCE_DATE_EPOCH:-0}
 export LC_ALL=C
+umask 022   # the modes in the image do not depend on the caller's
 
 # ---------------------------------------------------------------- inputs ---
 BUSYBOX=${VC_BUSYBOX:-/bin/busybox}
@@ -199,6 +205,83 @@ fi
 if [ -f /lib/x86_64-linux-gnu/libgcc_s.so.1 ]; then
     echo /lib/x86_64-linux-gnu/libgcc_s.so.1 >> "$LIBLIST"
 fi
+
+# ------------------------------------------------------ Debian packages ---
+# Files of installed packages that ldd does not find (plugins loaded with
+# dlopen, data files, programs), named in images/packages.list: each one at
+# its own path, with its libraries. Paths come from dpkg, so the image holds
+# exactly what the host's packages hold.
+PKGLIST=${VC_PACKAGES:-$HERE/packages.list}
+if [ -f "$PKGLIST" ]; then
+    command -v dpkg-query >/dev/null 2>&1 ||
+        die "dpkg-query not found: $PKGLIST needs Debian's package database"
+    PKGFILES=$STAGE/pkgfiles
+    : > "$PKGFILES"
+    # pkg_match PATH PATTERN...: PATH matches a pattern and no !pattern
+    pkg_match() {
+        _p=$1; shift; _hit=1
+        for _pat; do
+            case $_pat in
+                !*) case $_p in ${_pat#!}) return 1 ;; esac ;;
+                *)  case $_p in $_pat) _hit=0 ;; esac ;;
+            esac
+        done
+        return $_hit
+    }
+    set -f   # the patterns are for case, not for the build host's files
+    # one line per package, its patterns gathered from all its lines
+    awk '$1 !~ /^(#|$)/ { if (!($1 in pats)) order[n++] = $1
+                         for (i = 2; i <= NF; i++) pats[$1] = pats[$1] " " $i }
+         END { for (i = 0; i < n; i++) print order[i] pats[order[i]] }' \
+        "$PKGLIST" > "$STAGE/pkglines"
+    while read -r pkg pats; do
+        if [ "$pkg" = alternative ]; then
+            for a in $pats; do
+                case $(readlink "$a") in
+                    /etc/alternatives/*) echo "$a" >> "$PKGFILES" ;;
+                    *) die "$PKGLIST: $a is not a Debian alternative on this host; run: make deps" ;;
+                esac
+            done
+            continue
+        fi
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+            die "package $pkg is not installed (needed by $PKGLIST); run: make deps"
+        n=0
+        for f in $(dpkg-query -L "$pkg"); do
+            [ -d "$f" ] && [ ! -L "$f" ] && continue
+            pkg_match "$f" $pats || continue
+            echo "$f" >> "$PKGFILES"
+            n=$((n + 1))
+        done
+        [ "$n" -gt 0 ] || die "$PKGLIST: no file of $pkg matches:$pats"
+    done < "$STAGE/pkglines"
+    set +f
+    # pkg_copy PATH: the host's file at the same path in the image; a
+    # symlink is copied as it is, and its target too (link chains through
+    # /etc/alternatives included)
+    pkg_copy() {
+        _p=$1
+        while [ ! -e "$R$_p" ] && [ ! -L "$R$_p" ]; do
+            mkdir -p "$R${_p%/*}"
+            if [ -L "$_p" ]; then
+                cp -P "$_p" "$R$_p"
+                _t=$(readlink "$_p")
+                case $_t in /*) ;; *) _t=${_p%/*}/$_t ;; esac
+                _p=$(realpath -m -s "$_t")
+            elif [ -f "$_p" ]; then
+                cp "$_p" "$R$_p"
+                if [ -x "$_p" ]; then chmod 0755 "$R$_p"; else chmod 0644 "$R$_p"; fi
+                if [ "$(head -c 4 "$_p" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+                    copy_libs "$_p"
+                fi
+            else
+                die "$_p (from $PKGLIST) is missing on this host; run: make deps"
+            fi
+        done
+    }
+    for f in $(sort -u "$PKGFILES"); do pkg_copy "$f"; done
+fi
+
 sort -u "$LIBLIST" | while IFS= read -r lib; do
     [ -e "$R$lib" ] && continue
     mkdir -p "$R$(dirname "$lib")"
@@ -317,6 +400,19 @@ fi
 # ------------------------------------------------------------- firmware ---
 if [ -d "$GUESTDIR/firmware" ]; then
     cp -R -L "$GUESTDIR/firmware/." "$R/lib/firmware/"
+fi
+
+# ----------------------------------------------------- generated files ---
+# GUESTDIR/rootfs/: files made at build time (ssh keys), at the same path in
+# the image, each with its own mode (a private key stays 0600)
+if [ -d "$GUESTDIR/rootfs" ]; then
+    (cd "$GUESTDIR/rootfs" && find . \( -type f -o -type l \) | sort) |
+    while IFS= read -r f; do
+        f=${f#./}
+        mkdir -p "$R/$(dirname "$f")"
+        rm -f "$R/$f"
+        cp -P --preserve=mode "$GUESTDIR/rootfs/$f" "$R/$f"
+    done
 fi
 
 # ------------------------------------------------------------ metadata ---

@@ -21,6 +21,9 @@ static const char usage[] =
     "  exec [-d] [-i] [-t S] NODE|all -- CMD...      run a command on nodes\n"
     "  cp NODE:PATH LOCALPATH | LOCALPATH NODE:PATH  copy a file (- for\n"
     "                                                stdin/stdout)\n"
+    "  mpirun [--timeout S] [--preload LIB] [--] ARGS...\n"
+    "                                                Open MPI's mpirun on\n"
+    "                                                node0\n"
     "  status                                        nodes, fabric, agents\n"
     "  console NODE [--no-follow]                    follow a serial log\n"
     "  reboot [--no-wait] [-t S] NODE|all            reset nodes, await boot\n"
@@ -62,6 +65,8 @@ int main(int argc, char **argv)
         return cmd_exec(argc, argv);
     } else if (!strcmp(cmd, "cp")) {
         return cmd_cp(argc, argv);
+    } else if (!strcmp(cmd, "mpirun")) {
+        return cmd_mpirun(argc, argv);
     } else if (!strcmp(cmd, "status")) {
         return cmd_status(argc, argv);
     } else if (!strcmp(cmd, "console")) {

@@ -285,6 +285,16 @@ void cp_args_clear(CpArgs *a);
  */
 char *cp_local_dest(const char *dest, const char *remote);
 
+/* ---- cmd_mpirun.c: `vcluster mpirun` ---- */
+int cmd_mpirun(int argc, char **argv);
+/*
+ * `vcluster exec`'s argv (NULL-terminated, g_strfreev) for `vcluster
+ * mpirun`'s: node 0, mpirun and each of its arguments shell-quoted,
+ * --preload LIB as mpirun -x LD_PRELOAD=LIB. NULL with err on a usage
+ * error.
+ */
+char **mpirun_exec_argv(int argc, char **argv, GError **err);
+
 #define VC_ERROR (vc_error_quark())
 GQuark vc_error_quark(void);
 

@@ -1,0 +1,157 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Unmodified Debian programs on 4 nodes over kernel TCP (eth fabric):
+# ssh between nodes, NetPIPE with its integrity check, a PVM virtual
+# machine with the packaged examples, Open MPI with mpitest and heat.
+# tests/cluster/apps.sh direct|libvirt
+#
+# APPS_PRELOAD=LIB runs the programs with LD_PRELOAD=LIB (the ranks, the
+# pvmds and their tasks, both NetPIPE ends), APPS_FABRIC the fabrics to
+# boot (default eth): how the socket layer is slid under the same
+# programs (docs/apps.md).
+set -u
+. "$(dirname "$0")/../lib.sh"
+cluster_test apps "${1:-direct}"
+plan 16
+pre=${APPS_PRELOAD:+LD_PRELOAD=$APPS_PRELOAD}
+t0=$(date +%s)
+boot_cluster "4-node cluster" -n 4 --fabric "${APPS_FABRIC:-eth}"
+
+# --- ssh (dropbear) ---------------------------------------------------------
+out=$(vc exec 0 -- 'ssh node1 hostname < /dev/null' 2>&1)
+[ "$out" = node1 ] && pass "$mode: ssh node1 hostname from node0, no prompt" ||
+	fail "$mode: ssh node1 hostname from node0, no prompt" "got '$out'"
+# every node to the next one, by name and by address
+ring() {
+	out=$(vc exec all -- 'n=$(( (VC_NODE + 1) % VC_NODES ));
+		echo $(ssh node$n hostname) $(ssh $VC_NET.$((n + 1)) hostname)' 2>&1) || { echo "$out"; return 1; }
+	[ "$(echo "$out" | sort | tr '\n' ' ')" = "node0: node1 node1 node1: node2 node2 node2: node3 node3 node3: node0 node0 " ] ||
+		{ echo "$out"; return 1; }
+}
+check "$mode: ssh from every node to the next, by name and by address" ring
+# the options Open MPI and users pass that dbclient lacks are dropped
+# silently; VC_SSH_ENV carries variables (how LD_PRELOAD reaches pvmds)
+opts() {
+	out=$(vc exec 2 -- "VC_SSH_ENV='FOO BAR' FOO=\"a b'c\" ssh -x -o BatchMode=yes -n node3 'echo \"\$FOO|\${BAR-unset}|\$(hostname)\"'" 2>&1)
+	[ "$out" = "a b'c|unset|node3" ] || { echo "got '$out'"; return 1; }
+}
+check "$mode: ssh takes OpenSSH's -x, -o and -n quietly and exports VC_SSH_ENV's variables" opts
+
+# --- NetPIPE ----------------------------------------------------------------
+# NPtcp -i: the receiver checks every byte of every message. Port 5010,
+# not its default 5002, which tcpbench pairwise uses.
+netpipe() {
+	vc exec -d 1 -- "cd /tmp && $pre NPtcp -i -P 5010 -u 131072 > /tmp/np.log 2>&1; echo rc=\$? >> /tmp/np.log" >/dev/null
+	retry 30 vc exec 1 -- 'netstat -ltn | grep -q ":5010 "' || { echo "NPtcp receiver does not listen"; return 1; }
+	out=$(vc exec -t 120 0 -- "cd /tmp && $pre NPtcp -h node1 -i -P 5010 -u 131072 2>&1") || { echo "$out"; return 1; }
+	n=$(echo "$out" | grep -c -- '-->')
+	ok=$(echo "$out" | grep -c -- '--> *Integrity check passed$')
+	big=$(echo "$out" | sed -n 's/^ *[0-9]*: *\([0-9]*\) bytes.*/\1/p' | tail -n 1)
+	[ "$n" -ge 20 ] && [ "$ok" = "$n" ] && [ "${big:-0}" -ge 65536 ] || { echo "$out" | tail -n 5; return 1; }
+	retry 20 vc exec 1 -- 'grep -qx rc=0 /tmp/np.log' || { vc exec 1 -- cat /tmp/np.log; return 1; }
+	echo "$n sizes up to $big bytes" > "$tmp/np"
+}
+check "$mode: NPtcp -i node0 -> node1 (-u 128 KiB): every message size passes the integrity check" netpipe
+
+# --- PVM --------------------------------------------------------------------
+# The user's usual commands on node0: the console starts the virtual
+# machine from the hostfile (ssh starts the other pvmds), master1 spawns
+# 3 slave1 per host that exchange results, and the console spawns
+# hello.pvm on each node, whose hello_other answers from wherever PVM
+# put it; then halt.
+penv=""
+[ -n "$pre" ] && penv="VC_SSH_ENV=LD_PRELOAD $pre"
+vc exec -t 120 0 -- "echo quit | $penv pvm /etc/pvm/hostfile" > "$tmp/pvm-start" 2>&1
+vc exec -t 60 0 -- 'echo conf | pvm' > "$tmp/conf" 2>&1
+hosts() {
+	grep -q '^4 hosts' "$tmp/conf" &&
+		[ "$(awk '$3 == "LINUX64" { print $1 }' "$tmp/conf" | sort | tr '\n' ' ')" = "node0 node1 node2 node3 " ] ||
+		{ cat "$tmp/pvm-start" "$tmp/conf"; return 1; }
+}
+check "$mode: pvm hostfile starts a virtual machine of 4 hosts (conf)" hosts
+master() {
+	out=$(vc exec -t 120 0 -- master1 2>&1) || { echo "$out"; return 1; }
+	n=$(echo "$out" | grep -c '^I got')
+	good=$(echo "$out" | sed -n 's/^I got \([0-9.]*\) from [0-9]*; (expecting \([0-9.]*\))$/\1 \2/p' |
+		awk '$1 == $2' | wc -l)
+	echo "$out" | grep -q '^Spawning 12 worker tasks ... SUCCESSFUL' && [ "$n" = 12 ] && [ "$good" = 12 ] ||
+		{ echo "$out"; return 1; }
+}
+check "$mode: master1 spawns 12 slave1 on the 4 hosts, every result as expected" master
+hello() {
+	vc exec -t 120 0 -- '(for h in node0 node1 node2 node3; do echo "spawn -$h ->/tmp/hello.$h hello.pvm"; done
+		for i in $(seq 120); do
+			done=0
+			for h in node0 node1 node2 node3; do [ "$(grep -c EOF /tmp/hello.$h 2>/dev/null)" = 2 ] && done=$((done + 1)); done
+			[ $done = 4 ] && break
+			sleep 0.25
+		done; echo quit) | pvm > /tmp/hello.console 2>&1; cat /tmp/hello.node*' > "$tmp/hello" 2>&1
+	# each hello.pvm runs where it was put (its tid's host part is that
+	# pvmd's, from conf) and gets hello_other's message
+	for h in node0 node1 node2 node3; do
+		dtid=$(awk -v h=$h '$1 == h { print $2 }' "$tmp/conf")
+		tid=$(sed -n "s/^\[[0-9]*:t\([0-9a-f]*\)\] i'm t.*/\1/p" "$tmp/hello" |
+			while read -r t; do [ $(( 0x$t & 0x3ffc0000 )) = $(( 0x$dtid )) ] && echo "$t"; done | head -n 1)
+		[ -n "$tid" ] && grep -q "^\[[0-9]*:t$tid\] from t[0-9a-f]*: hello, world from node[0-3]$" "$tmp/hello" ||
+			{ echo "no hello.pvm answer on $h (dtid $dtid)"; cat "$tmp/hello"; return 1; }
+	done
+}
+check "$mode: hello.pvm spawned on each node gets hello_other's message" hello
+halt() {
+	vc exec -t 60 0 -- 'echo halt | pvm' > "$tmp/halt" 2>&1
+	retry 20 sh -c "! $VCLUSTER exec all -- 'pidof pvmd' > /dev/null 2>&1" ||
+		{ cat "$tmp/halt"; vc exec all -- 'pidof pvmd'; return 1; }
+}
+check "$mode: halt stops the pvmds on every node" halt
+
+# --- Open MPI ---------------------------------------------------------------
+# from the host, with vcluster mpirun (mpirun on node0; ssh starts orted)
+mpi=""
+[ -n "${APPS_PRELOAD:-}" ] && mpi="--preload $APPS_PRELOAD"
+mpitest() {
+	# shellcheck disable=SC2086 # $mpi is empty or two words
+	out=$(vc mpirun --timeout 180 $mpi -n 4 mpitest 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -qx 'mpitest: 4 ranks on 4 hosts: ok' && ! echo "$out" | grep -q '^FAIL' &&
+		[ "$(echo "$out" | grep -c '^ok ')" = 11 ] || { echo "$out"; return 1; }
+}
+check "$mode: vcluster mpirun -n 4 mpitest: ring, shifts up to 1 MiB, reductions, collectives" mpitest
+# inside node0, as a user would: mpiexec with no -n runs one rank per
+# node of the default hostfile
+dflt() {
+	x=""
+	[ -n "${APPS_PRELOAD:-}" ] && x="-x LD_PRELOAD=$APPS_PRELOAD"
+	out=$(vc exec -t 180 0 -- "mpiexec $x mpitest 10" 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -qx 'mpitest: 4 ranks on 4 hosts: ok' || { echo "$out"; return 1; }
+}
+check "$mode: mpiexec in node0 without -n: 4 ranks from the default hostfile" dflt
+heat() {
+	x=""
+	[ -n "${APPS_PRELOAD:-}" ] && x="-x LD_PRELOAD=$APPS_PRELOAD"
+	out=$(vc exec -t 180 0 -- "mpirun $x -n 4 heat -n 128 -i 200 -t" 2>&1) || { echo "$out"; return 1; }
+	echo "$out" | grep -q '^ok   plate after 200 iterations equals the sequential run.s, bit for bit$' &&
+		echo "$out" | grep -q '^ok   10 collected plates equal the sequential run.s (FNV-1a), 0 differ$' &&
+		echo "$out" | grep -qx 'heat: ok' || { echo "$out"; return 1; }
+	echo "$out" | grep '^heat timing' > "$tmp/heat"
+}
+check "$mode: mpirun -n 4 heat: 128x128 plate, 200 iterations, equal to the sequential run" heat
+# the comparison is not vacuous: one point off by 1e-9 fails both checks
+flip() {
+	out=$(vc mpirun -n 4 heat -n 64 -i 40 -F 2>&1)
+	[ $? = 1 ] && echo "$out" | grep -q '^FAIL plate after 40 iterations' &&
+		echo "$out" | grep -q '^FAIL 2 collected plates equal the sequential run.s (FNV-1a), 2 differ$' ||
+		{ echo "$out"; return 1; }
+}
+check "$mode: heat -F (one point of rank 3 off by 1e-9) fails both comparisons" flip
+# a rank that fails makes mpirun fail, and say which
+rankfail() {
+	out=$(vc mpirun -n 4 sh -c 'test $OMPI_COMM_WORLD_RANK != 2' 2>&1)
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 255 ] && echo "$out" | grep -q 'Process name: \[\[[0-9]*,1\],2\]' ||
+		{ echo "rc=$rc $out"; return 1; }
+}
+check "$mode: mpirun fails with the exit of a rank that fails (rank 2)" rankfail
+
+check "$mode: guest dmesg is clean" sh -c "! $VCLUSTER exec all -- 'dmesg | grep -E \"BUG|Oops|segfault|WARNING\"'"
+vc down > /dev/null
+check_fails "$mode: down leaves no QEMU" pgrep -f "vc-$name-node"
+echo "  $mode: NetPIPE $(cat "$tmp/np" 2>/dev/null); $(cat "$tmp/heat" 2>/dev/null); $(( $(date +%s) - t0 )) s"
