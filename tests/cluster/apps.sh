@@ -8,14 +8,24 @@
 # APPS_PRELOAD=LIB runs the programs with LD_PRELOAD=LIB (the ranks, the
 # pvmds and their tasks, both NetPIPE ends), APPS_FABRIC the fabrics to
 # boot (default eth): how the socket layer is slid under the same
-# programs (docs/apps.md).
+# programs (docs/apps.md, tests/cluster/apps-ps1.sh, apps-myri.sh).
+# APPS_NAME names the cluster (default apps), APPS_LOSS=RULE adds a fault
+# rule on the myrinet fabric before the programs run, APPS_NO_PVM=1 leaves
+# PVM out (on ParaStation sockets its slave daemons do not start yet).
 set -u
 . "$(dirname "$0")/../lib.sh"
-cluster_test apps "${1:-direct}"
-plan 16
+cluster_test "${APPS_NAME:-apps}" "${1:-direct}"
+checks=16
+[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 1))
+[ -n "${APPS_NO_PVM:-}" ] && checks=$((checks - 4))
+plan $checks
 pre=${APPS_PRELOAD:+LD_PRELOAD=$APPS_PRELOAD}
 t0=$(date +%s)
 boot_cluster "4-node cluster" -n 4 --fabric "${APPS_FABRIC:-eth}"
+if [ -n "${APPS_LOSS:-}" ]; then
+	vc fault --fabric myrinet add "$APPS_LOSS" > /dev/null ||
+		fail "$mode: fault rule '$APPS_LOSS' on myrinet" "refused"
+fi
 
 # --- ssh (dropbear) ---------------------------------------------------------
 out=$(vc exec 0 -- 'ssh node1 hostname < /dev/null' 2>&1)
@@ -43,7 +53,8 @@ check "$mode: ssh takes OpenSSH's -x, -o and -n quietly and exports VC_SSH_ENV's
 netpipe() {
 	vc exec -d 1 -- "cd /tmp && $pre NPtcp -i -P 5010 -u 131072 > /tmp/np.log 2>&1; echo rc=\$? >> /tmp/np.log" >/dev/null
 	retry 30 vc exec 1 -- 'netstat -ltn | grep -q ":5010 "' || { echo "NPtcp receiver does not listen"; return 1; }
-	out=$(vc exec -t 120 0 -- "cd /tmp && $pre NPtcp -h node1 -i -P 5010 -u 131072 2>&1") || { echo "$out"; return 1; }
+	out=$(vc exec -t 120 0 -- "cd /tmp && PS_SOCK_DEBUG=1 $pre NPtcp -h node1 -i -P 5010 -u 131072 2>&1") || { echo "$out"; return 1; }
+	echo "$out" > "$tmp/np.out"
 	n=$(echo "$out" | grep -c -- '-->')
 	ok=$(echo "$out" | grep -c -- '--> *Integrity check passed$')
 	big=$(echo "$out" | sed -n 's/^ *[0-9]*: *\([0-9]*\) bytes.*/\1/p' | tail -n 1)
@@ -52,57 +63,62 @@ netpipe() {
 	echo "$n sizes up to $big bytes" > "$tmp/np"
 }
 check "$mode: NPtcp -i node0 -> node1 (-u 128 KiB): every message size passes the integrity check" netpipe
+# under the socket layer, NetPIPE's stream went over the NIC, not the kernel
+[ -n "${APPS_PRELOAD:-}" ] &&
+	check "$mode: NetPIPE's connection went over ports (libpsock)" grep -q 'sends over ports' "$tmp/np.out"
 
 # --- PVM --------------------------------------------------------------------
-# The user's usual commands on node0: the console starts the virtual
-# machine from the hostfile (ssh starts the other pvmds), master1 spawns
-# 3 slave1 per host that exchange results, and the console spawns
-# hello.pvm on each node, whose hello_other answers from wherever PVM
-# put it; then halt.
-penv=""
-[ -n "$pre" ] && penv="VC_SSH_ENV=LD_PRELOAD $pre"
-vc exec -t 120 0 -- "echo quit | $penv pvm /etc/pvm/hostfile" > "$tmp/pvm-start" 2>&1
-vc exec -t 60 0 -- 'echo conf | pvm' > "$tmp/conf" 2>&1
-hosts() {
-	grep -q '^4 hosts' "$tmp/conf" &&
-		[ "$(awk '$3 == "LINUX64" { print $1 }' "$tmp/conf" | sort | tr '\n' ' ')" = "node0 node1 node2 node3 " ] ||
-		{ cat "$tmp/pvm-start" "$tmp/conf"; return 1; }
-}
-check "$mode: pvm hostfile starts a virtual machine of 4 hosts (conf)" hosts
-master() {
-	out=$(vc exec -t 120 0 -- master1 2>&1) || { echo "$out"; return 1; }
-	n=$(echo "$out" | grep -c '^I got')
-	good=$(echo "$out" | sed -n 's/^I got \([0-9.]*\) from [0-9]*; (expecting \([0-9.]*\))$/\1 \2/p' |
-		awk '$1 == $2' | wc -l)
-	echo "$out" | grep -q '^Spawning 12 worker tasks ... SUCCESSFUL' && [ "$n" = 12 ] && [ "$good" = 12 ] ||
-		{ echo "$out"; return 1; }
-}
-check "$mode: master1 spawns 12 slave1 on the 4 hosts, every result as expected" master
-hello() {
-	vc exec -t 120 0 -- '(for h in node0 node1 node2 node3; do echo "spawn -$h ->/tmp/hello.$h hello.pvm"; done
-		for i in $(seq 120); do
-			done=0
-			for h in node0 node1 node2 node3; do [ "$(grep -c EOF /tmp/hello.$h 2>/dev/null)" = 2 ] && done=$((done + 1)); done
-			[ $done = 4 ] && break
-			sleep 0.25
-		done; echo quit) | pvm > /tmp/hello.console 2>&1; cat /tmp/hello.node*' > "$tmp/hello" 2>&1
-	# each hello.pvm runs where it was put (its tid's host part is that
-	# pvmd's, from conf) and gets hello_other's message
-	for h in node0 node1 node2 node3; do
-		dtid=$(awk -v h=$h '$1 == h { print $2 }' "$tmp/conf")
-		tid=$(sed -n "s/^\[[0-9]*:t\([0-9a-f]*\)\] i'm t.*/\1/p" "$tmp/hello" |
-			while read -r t; do [ $(( 0x$t & 0x3ffc0000 )) = $(( 0x$dtid )) ] && echo "$t"; done | head -n 1)
-		[ -n "$tid" ] && grep -q "^\[[0-9]*:t$tid\] from t[0-9a-f]*: hello, world from node[0-3]$" "$tmp/hello" ||
-			{ echo "no hello.pvm answer on $h (dtid $dtid)"; cat "$tmp/hello"; return 1; }
-	done
-}
-check "$mode: hello.pvm spawned on each node gets hello_other's message" hello
-halt() {
-	vc exec -t 60 0 -- 'echo halt | pvm' > "$tmp/halt" 2>&1
-	retry 20 sh -c "! $VCLUSTER exec all -- 'pidof pvmd' > /dev/null 2>&1" ||
-		{ cat "$tmp/halt"; vc exec all -- 'pidof pvmd'; return 1; }
-}
-check "$mode: halt stops the pvmds on every node" halt
+if [ -z "${APPS_NO_PVM:-}" ]; then
+	# The user's usual commands on node0: the console starts the virtual
+	# machine from the hostfile (ssh starts the other pvmds), master1 spawns
+	# 3 slave1 per host that exchange results, and the console spawns
+	# hello.pvm on each node, whose hello_other answers from wherever PVM
+	# put it; then halt.
+	penv=""
+	[ -n "$pre" ] && penv="VC_SSH_ENV=LD_PRELOAD $pre"
+	vc exec -t 120 0 -- "echo quit | $penv pvm /etc/pvm/hostfile" > "$tmp/pvm-start" 2>&1
+	vc exec -t 60 0 -- 'echo conf | pvm' > "$tmp/conf" 2>&1
+	hosts() {
+		grep -q '^4 hosts' "$tmp/conf" &&
+			[ "$(awk '$3 == "LINUX64" { print $1 }' "$tmp/conf" | sort | tr '\n' ' ')" = "node0 node1 node2 node3 " ] ||
+			{ cat "$tmp/pvm-start" "$tmp/conf"; return 1; }
+	}
+	check "$mode: pvm hostfile starts a virtual machine of 4 hosts (conf)" hosts
+	master() {
+		out=$(vc exec -t 120 0 -- master1 2>&1) || { echo "$out"; return 1; }
+		n=$(echo "$out" | grep -c '^I got')
+		good=$(echo "$out" | sed -n 's/^I got \([0-9.]*\) from [0-9]*; (expecting \([0-9.]*\))$/\1 \2/p' |
+			awk '$1 == $2' | wc -l)
+		echo "$out" | grep -q '^Spawning 12 worker tasks ... SUCCESSFUL' && [ "$n" = 12 ] && [ "$good" = 12 ] ||
+			{ echo "$out"; return 1; }
+	}
+	check "$mode: master1 spawns 12 slave1 on the 4 hosts, every result as expected" master
+	hello() {
+		vc exec -t 120 0 -- '(for h in node0 node1 node2 node3; do echo "spawn -$h ->/tmp/hello.$h hello.pvm"; done
+			for i in $(seq 120); do
+				done=0
+				for h in node0 node1 node2 node3; do [ "$(grep -c EOF /tmp/hello.$h 2>/dev/null)" = 2 ] && done=$((done + 1)); done
+				[ $done = 4 ] && break
+				sleep 0.25
+			done; echo quit) | pvm > /tmp/hello.console 2>&1; cat /tmp/hello.node*' > "$tmp/hello" 2>&1
+		# each hello.pvm runs where it was put (its tid's host part is that
+		# pvmd's, from conf) and gets hello_other's message
+		for h in node0 node1 node2 node3; do
+			dtid=$(awk -v h=$h '$1 == h { print $2 }' "$tmp/conf")
+			tid=$(sed -n "s/^\[[0-9]*:t\([0-9a-f]*\)\] i'm t.*/\1/p" "$tmp/hello" |
+				while read -r t; do [ $(( 0x$t & 0x3ffc0000 )) = $(( 0x$dtid )) ] && echo "$t"; done | head -n 1)
+			[ -n "$tid" ] && grep -q "^\[[0-9]*:t$tid\] from t[0-9a-f]*: hello, world from node[0-3]$" "$tmp/hello" ||
+				{ echo "no hello.pvm answer on $h (dtid $dtid)"; cat "$tmp/hello"; return 1; }
+		done
+	}
+	check "$mode: hello.pvm spawned on each node gets hello_other's message" hello
+	halt() {
+		vc exec -t 60 0 -- 'echo halt | pvm' > "$tmp/halt" 2>&1
+		retry 20 sh -c "! $VCLUSTER exec all -- 'pidof pvmd' > /dev/null 2>&1" ||
+			{ cat "$tmp/halt"; vc exec all -- 'pidof pvmd'; return 1; }
+	}
+	check "$mode: halt stops the pvmds on every node" halt
+fi
 
 # --- Open MPI ---------------------------------------------------------------
 # from the host, with vcluster mpirun (mpirun on node0; ssh starts orted)

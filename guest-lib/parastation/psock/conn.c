@@ -148,13 +148,21 @@ ps_port_t *psock_port(void)
 		return NULL;
 	}
 	port = ps_port_open(PS_PORT_ANY);
+	/* PS_HAL unset: the ParaStation board, else the Myrinet card (a
+	 * cluster's nodes all have the same, so both ends choose alike) */
+	if (!port && errno == ENODEV && !getenv("PS_HAL")) {
+		setenv("PS_HAL", "myri", 1);	/* children choose the same */
+		port = ps_port_open(PS_PORT_ANY);
+		if (!port)
+			unsetenv("PS_HAL");
+	}
 	if (!port) {
 		psock_say("no ports (%s): sockets stay on the kernel",
-		    strerror(errno));
+			  strerror(errno));
 		port_failed = true;
 	} else {
-		psock_say("port %d on node %u", ps_port_id(port),
-		    ps_port_node(port));
+		psock_say("port %d on node %u (%s)", ps_port_id(port),
+			  ps_port_node(port), ps_port_nic(port));
 	}
 	return port;
 }
@@ -360,7 +368,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		return;
 	memcpy(&m, buf, sizeof(m));
 	if (m.type == PSOCK_DGRAM) {
-		psock_udp_in(from, m.sconn, m.dconn, buf + sizeof(m),
+		psock_udp_in(from, fport, m.sconn, m.dconn, buf + sizeof(m),
 			     len - sizeof(m));
 		return;
 	}

@@ -200,8 +200,9 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		       socklen_t *fromlen);
 short psock_udp_events(struct psock_conn *c, short events, short *watch,
 		       short *pass);
-/* A datagram came over ports from (node, its UDP port) to our udp_port. */
-void psock_udp_in(unsigned int node, uint16_t src, uint16_t dst,
+/* A datagram came over ports from (node, its ports port fport, its UDP
+ * port src) to our UDP port dst. */
+void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */

@@ -24,6 +24,41 @@
 #include "psock.h"
 #include "wire.h"
 
+/*
+ * Where a UDP socket of another node was last heard from: its process's
+ * ports port may differ from the one its marker names (a child that
+ * inherited the socket sends from its own).  Answers go there.
+ */
+#define HEARD_MAX	256
+static struct heard {
+	uint16_t node, udp_port, ports_port;
+	bool used;
+} heard[HEARD_MAX];
+static unsigned int heard_next;
+
+static int heard_port(unsigned int node, uint16_t udp_port)
+{
+	for (int i = 0; i < HEARD_MAX; i++)
+		if (heard[i].used && heard[i].node == node &&
+		    heard[i].udp_port == udp_port)
+			return heard[i].ports_port;
+	return PSOCK_UDP_PORT_OF(udp_port);
+}
+
+static void heard_from(unsigned int node, uint16_t udp_port, int ports_port)
+{
+	struct heard *h = NULL;
+
+	for (int i = 0; i < HEARD_MAX && !h; i++)
+		if (heard[i].used && heard[i].node == node &&
+		    heard[i].udp_port == udp_port)
+			h = &heard[i];
+	if (!h)		/* the oldest entry makes room */
+		h = &heard[heard_next++ % HEARD_MAX];
+	*h = (struct heard){ .node = node, .udp_port = udp_port,
+			     .ports_port = ports_port, .used = true };
+}
+
 static bool is_dgram(int fd)
 {
 	int type = 0;
@@ -146,7 +181,7 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	}
 	/* a datagram may be lost: no room there now, and it is */
 	peer.peer_node = node;
-	peer.peer_port = PSOCK_UDP_PORT_OF(port_no);
+	peer.peer_port = heard_port(node, port_no);
 	peer.peer_conn = port_no;
 	peer.id = c->udp_port;
 	peer.kfd = fd;
@@ -155,12 +190,13 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	return len;
 }
 
-void psock_udp_in(unsigned int node, uint16_t src, uint16_t dst,
+void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len)
 {
 	struct psock_conn *c = psock_udp_find(dst);
 	struct psock_chunk *k;
 
+	heard_from(node, src, fport);
 	if (!c || (c->udp_peer && (c->udp_peer != psock_node_addr(node) ||
 				   c->udp_peer_port != src)))
 		return;		/* a connected socket takes only its peer's */
