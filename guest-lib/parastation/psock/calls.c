@@ -106,60 +106,56 @@ static struct psock_conn *ours(int fd)
 	return NULL;
 }
 
-static ssize_t recv_from(int fd, struct psock_conn *c,
-			 const struct iovec *iov, int iovcnt, int flags,
-			 struct sockaddr *from, socklen_t *fromlen)
+/* The lock given back, errno kept: the return of a call made under it. */
+static ssize_t unlocked(ssize_t ret)
 {
-	ssize_t n = psock_udp_recv(fd, c, iov, iovcnt, flags, from, fromlen);
 	int err = errno;
 
 	psock_unlock();
 	errno = err;
-	return n;
+	return ret;
+}
+
+/* The signal mask of before a wait given back, errno kept. */
+static int unmasked(int ret, const sigset_t *mask, const sigset_t *old)
+{
+	int err = errno;
+
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, old, NULL);
+	errno = err;
+	return ret;
+}
+
+static ssize_t recv_from(int fd, struct psock_conn *c,
+			 const struct iovec *iov, int iovcnt, int flags,
+			 struct sockaddr *from, socklen_t *fromlen)
+{
+	return unlocked(psock_udp_recv(fd, c, iov, iovcnt, flags, from,
+				       fromlen));
 }
 
 static ssize_t send_to(int fd, struct psock_conn *c, const struct iovec *iov,
 		       int iovcnt, int flags, const struct sockaddr *to,
 		       socklen_t tolen)
 {
-	ssize_t n = psock_udp_send(fd, c, iov, iovcnt, flags, to, tolen);
-	int err = errno;
-
-	psock_unlock();
-	errno = err;
-	return n;
+	return unlocked(psock_udp_send(fd, c, iov, iovcnt, flags, to, tolen));
 }
 
 static ssize_t recv_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 			int iovcnt, int flags)
 {
-	ssize_t n;
-	int err;
-
 	if (c->dgram)
 		return recv_from(fd, c, iov, iovcnt, flags, NULL, NULL);
-	n = psock_recv(fd, c, iov, iovcnt, flags);
-	err = errno;
-
-	psock_unlock();
-	errno = err;
-	return n;
+	return unlocked(psock_recv(fd, c, iov, iovcnt, flags));
 }
 
 static ssize_t send_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 			int iovcnt, int flags)
 {
-	ssize_t n;
-	int err;
-
 	if (c->dgram)
 		return send_to(fd, c, iov, iovcnt, flags, NULL, 0);
-	n = psock_send(fd, c, iov, iovcnt, flags);
-	err = errno;
-
-	psock_unlock();
-	errno = err;
-	return n;
+	return unlocked(psock_send(fd, c, iov, iovcnt, flags));
 }
 
 API ssize_t read(int fd, void *buf, size_t len)
@@ -337,12 +333,9 @@ API int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	if ((c = ours(fd)) && c->dgram) {	/* the datagrams' default peer */
 		ret = syscall(SYS_connect, fd, addr, len);
-		err = errno;
 		if (!ret)
 			psock_udp_connect(c, addr, len);
-		psock_unlock();
-		errno = err;
-		return ret;
+		return unlocked(ret);
 	}
 	if (c)
 		psock_unlock();
@@ -382,15 +375,10 @@ API int accept(int fd, struct sockaddr *addr, socklen_t *len)
 API int shutdown(int fd, int how)
 {
 	struct psock_conn *c = ours(fd);
-	int ret, err;
 
 	if (!c)
 		return sys_shutdown(fd, how);
-	ret = psock_shutdown(fd, c, how);
-	err = errno;
-	psock_unlock();
-	errno = err;
-	return ret;
+	return unlocked(psock_shutdown(fd, c, how));
 }
 
 API int close(int fd)
@@ -484,16 +472,11 @@ static int timeout_of(const struct timespec *ts);
 API int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct psock_conn *c = psock_get(fd);
-	int ret, err;
 
 	if ((!c || c->kernel_only) && !psock_epoll_any())
 		return syscall(SYS_epoll_ctl, epfd, op, fd, ev);
 	psock_lock();
-	ret = psock_epoll_ctl(epfd, op, fd, ev);
-	err = errno;
-	psock_unlock();
-	errno = err;
-	return ret;
+	return unlocked(psock_epoll_ctl(epfd, op, fd, ev));
 }
 
 static bool epoll_ours(int epfd)
@@ -519,38 +502,26 @@ API int epoll_pwait(int epfd, struct epoll_event *ev, int max,
 		    int timeout_ms, const sigset_t *mask)
 {
 	sigset_t old;
-	int ret, err;
 
 	if (!epoll_ours(epfd))
 		return syscall(SYS_epoll_pwait, epfd, ev, max, timeout_ms, mask,
 			       _NSIG / 8);
 	if (mask)
 		pthread_sigmask(SIG_SETMASK, mask, &old);
-	ret = psock_epoll_wait(epfd, ev, max, timeout_ms);
-	err = errno;
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return ret;
+	return unmasked(psock_epoll_wait(epfd, ev, max, timeout_ms), mask, &old);
 }
 
 API int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 		     const struct timespec *ts, const sigset_t *mask)
 {
 	sigset_t old;
-	int ret, err;
 
 	if (!epoll_ours(epfd))
 		return syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask,
 			       _NSIG / 8);
 	if (mask)
 		pthread_sigmask(SIG_SETMASK, mask, &old);
-	ret = psock_epoll_wait(epfd, ev, max, timeout_of(ts));
-	err = errno;
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return ret;
+	return unmasked(psock_epoll_wait(epfd, ev, max, timeout_of(ts)), mask, &old);
 }
 
 static bool any_ours(const struct pollfd *fds, nfds_t n)
@@ -592,19 +563,13 @@ API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	      const sigset_t *mask)
 {
 	sigset_t old;
-	int ret, err;
 
 	if (!any_ours(fds, n))
 		return syscall(SYS_ppoll, fds, n, ts, mask, _NSIG / 8);
 	/* not atomic with the wait, unlike the kernel's */
 	if (mask)
 		pthread_sigmask(SIG_SETMASK, mask, &old);
-	ret = psock_poll(fds, n, timeout_of(ts));
-	err = errno;
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return ret;
+	return unmasked(psock_poll(fds, n, timeout_of(ts)), mask, &old);
 }
 
 /* select() as poll(), over at most FD_SETSIZE descriptors */
@@ -699,7 +664,6 @@ API int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e,
 		const struct timespec *ts, const sigset_t *mask)
 {
 	sigset_t old;
-	int ret, err;
 
 	if (!set_has_ours(nfds, r, w, e)) {
 		struct { const sigset_t *ss; size_t len; } m = { mask,
@@ -709,10 +673,5 @@ API int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e,
 	}
 	if (mask)
 		pthread_sigmask(SIG_SETMASK, mask, &old);
-	ret = select_ms(nfds, r, w, e, timeout_of(ts));
-	err = errno;
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return ret;
+	return unmasked(select_ms(nfds, r, w, e, timeout_of(ts)), mask, &old);
 }

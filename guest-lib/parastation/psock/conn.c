@@ -329,25 +329,15 @@ static void switch_tx(struct psock_conn *c)
 		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
 }
 
-static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
+bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
+		     uint16_t src_node, uint16_t src_port)
 {
-	struct psock_chunk *k;
+	struct psock_chunk *k = malloc(sizeof(*k) + len);
 
-	if (!len)
-		return;
-	if (c->rx_bytes + len > PSOCK_WINDOW || c->fin_got) {
-		psock_say("conn %u: peer broke the window; reset", c->id);
-		c->reset = true;
-		return;
-	}
-	k = malloc(sizeof(*k) + len);
-	if (!k) {
-		c->reset = true;
-		return;
-	}
-	k->next = NULL;
-	k->len = len;
-	k->off = 0;
+	if (!k)
+		return false;
+	*k = (struct psock_chunk){ .len = len, .src_node = src_node,
+				   .src_port = src_port };
 	memcpy(k->data, data, len);
 	if (c->tail)
 		c->tail->next = k;
@@ -355,6 +345,22 @@ static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
 		c->head = k;
 	c->tail = k;
 	c->rx_bytes += len;
+	return true;
+}
+
+static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
+{
+	if (!len)
+		return;
+	if (c->rx_bytes + len > PSOCK_WINDOW || c->fin_got) {
+		psock_say("conn %u: peer broke the window; reset", c->id);
+		c->reset = true;
+		return;
+	}
+	if (!psock_chunk_add(c, data, len, 0, 0)) {
+		c->reset = true;
+		return;
+	}
 	c->rx_got += len;
 }
 

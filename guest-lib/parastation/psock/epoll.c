@@ -233,15 +233,13 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		     int timeout_ms)
 {
 	struct epoll_event kev[64];
-	struct timespec t0, t;
-	int64_t spent;
+	int64_t deadline = psock_ms_now() + (timeout_ms > 0 ? timeout_ms : 0);
 
 	if (max <= 0) {
 		errno = EINVAL;
 		return -1;
 	}
 	STAT(ST_EPOLL);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (bool stirred = false;;) {
 		struct psock_conn *c;
 		struct ep *x;
@@ -260,13 +258,9 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		else if (timeout_ms < 0 || timeout_ms > PS_PORT_POLL_MS)
 			wait = PS_PORT_POLL_MS;
 		if (timeout_ms > 0 && wait) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			spent = (t.tv_sec - t0.tv_sec) * 1000 +
-				(t.tv_nsec - t0.tv_nsec) / 1000000;
-			if (spent >= timeout_ms)
-				wait = 0;
-			else if (timeout_ms - spent < wait)
-				wait = timeout_ms - spent;
+			int64_t left = deadline - psock_ms_now();
+
+			wait = left <= 0 ? 0 : left < wait ? (int)left : wait;
 		}
 		if (wait) {
 			/*
@@ -306,12 +300,7 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			continue;
 		if (!timeout_ms)
 			return 0;
-		if (timeout_ms > 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			spent = (t.tv_sec - t0.tv_sec) * 1000 +
-				(t.tv_nsec - t0.tv_nsec) / 1000000;
-			if (spent >= timeout_ms)
-				return 0;
-		}
+		if (timeout_ms > 0 && psock_ms_now() >= deadline)
+			return 0;
 	}
 }

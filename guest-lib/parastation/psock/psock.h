@@ -137,6 +137,10 @@ void psock_conn_free(struct psock_conn *c);
 /* fd names c (NULL: nothing) from now on. */
 bool psock_fd_set(int fd, struct psock_conn *c);
 struct psock_conn *psock_udp_find(uint16_t udp_port);
+/* len bytes at the end of c's chunks (a datagram: from src_node, src_port);
+ * false without memory. */
+bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
+		     uint16_t src_node, uint16_t src_port);
 /* One line on stderr with PS_SOCK_DEBUG=1. */
 void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
@@ -213,6 +217,13 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
  * the socket's SO_RCVTIMEO (POLLIN) or SO_SNDTIMEO, then EAGAIN.
  */
 int psock_wait_fd(int fd, short events);
+/*
+ * psock_wait_fd() with the lock given up meanwhile: 0, -1 (the wait
+ * failed, errno set) or -2 (another thread closed fd: EBADF).
+ */
+int psock_sleep(int fd, struct psock_conn *c, short events);
+/* MSG_DONTWAIT in flags, or O_NONBLOCK on fd. */
+bool psock_nonblocking(int fd, int flags);
 
 /* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */
 struct epoll_event;

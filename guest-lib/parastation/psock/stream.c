@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +16,6 @@
 
 #include "psock.h"
 #include "wire.h"
-
-static bool nonblocking(int fd, int flags)
-{
-	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
-}
 
 static bool rx_on_kernel(const struct psock_conn *c)
 {
@@ -224,22 +218,16 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 			}
 			return done;
 		}
-		if (nonblocking(fd, flags)) {
+		if (psock_nonblocking(fd, flags)) {
 			if (done)
 				return done;
 			errno = EAGAIN;
 			return -1;
 		}
 		STAT(ST_RECV_WAIT);
-		psock_unlock();
-		n = psock_wait_fd(fd, POLLIN);
-		psock_lock();
+		n = psock_sleep(fd, c, POLLIN);
 		if (n < 0)
-			return done ? (ssize_t)done : -1;
-		if (psock_get(fd) != c) {	/* closed by another thread */
-			errno = EBADF;
-			return -1;
-		}
+			return n == -1 && done ? (ssize_t)done : -1;
 	}
 	/* not ours after all (or not in this process): the kernel's */
 	if (c->inherited) {
@@ -300,7 +288,7 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 				c->tx_kernel += n;
 				done += n;
 			}
-			if (done == want || (done && nonblocking(fd, flags)))
+			if (done == want || (done && psock_nonblocking(fd, flags)))
 				return done;
 		}
 		if (c->tx_ports && c->reset)
@@ -322,21 +310,15 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 			c->tx_sent += len;
 			done += len;
 		}
-		if (done == want || (done && nonblocking(fd, flags)))
+		if (done == want || (done && psock_nonblocking(fd, flags)))
 			return done;
-		if (nonblocking(fd, flags)) {
+		if (psock_nonblocking(fd, flags)) {
 			errno = EAGAIN;
 			return -1;
 		}
-		psock_unlock();
-		n = psock_wait_fd(fd, POLLOUT);
-		psock_lock();
+		n = psock_sleep(fd, c, POLLOUT);
 		if (n < 0)
-			return done ? (ssize_t)done : -1;
-		if (psock_get(fd) != c) {
-			errno = EBADF;
-			return -1;
-		}
+			return n == -1 && done ? (ssize_t)done : -1;
 	}
 }
 

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,29 +193,14 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len)
 {
 	struct psock_conn *c = psock_udp_find(dst);
-	struct psock_chunk *k;
 
 	heard_from(node, src, fport);
 	if (!c || (c->udp_peer && (c->udp_peer != psock_node_addr(node) ||
 				   c->udp_peer_port != src)))
 		return;		/* a connected socket takes only its peer's */
 	if (c->rx_bytes + len > PSOCK_UDP_QUEUE ||
-	    !(k = malloc(sizeof(*k) + len))) {
+	    !psock_chunk_add(c, data, len, node, src))
 		c->udp_dropped++;
-		return;
-	}
-	k->next = NULL;
-	k->len = len;
-	k->off = 0;
-	k->src_node = node;
-	k->src_port = src;
-	memcpy(k->data, data, len);
-	if (c->tail)
-		c->tail->next = k;
-	else
-		c->head = k;
-	c->tail = k;
-	c->rx_bytes += len;
 }
 
 static void fill_from(int fd, const struct psock_chunk *k,
@@ -291,18 +275,8 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 				*fromlen = m.msg_namelen;
 			return n;
 		}
-		if ((flags & MSG_DONTWAIT) ||
-		    (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK))
+		if (psock_nonblocking(fd, flags) || psock_sleep(fd, c, POLLIN))
 			return -1;
-		psock_unlock();
-		n = psock_wait_fd(fd, POLLIN);
-		psock_lock();
-		if (n < 0)
-			return -1;
-		if (psock_get(fd) != c) {
-			errno = EBADF;
-			return -1;
-		}
 	}
 }
 

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -148,6 +149,27 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		free(pass);
 	}
 	return ret;
+}
+
+bool psock_nonblocking(int fd, int flags)
+{
+	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
+}
+
+int psock_sleep(int fd, struct psock_conn *c, short events)
+{
+	int n;
+
+	psock_unlock();
+	n = psock_wait_fd(fd, events);
+	psock_lock();
+	if (n < 0)
+		return -1;
+	if (psock_get(fd) != c) {	/* closed by another thread */
+		errno = EBADF;
+		return -2;
+	}
+	return 0;
 }
 
 int psock_wait_fd(int fd, short events)
