@@ -5,9 +5,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ps_hal.h"
 
@@ -199,4 +201,21 @@ int ps_hal_barrier(ps_hal_t *h, unsigned int line, int timeout_ms)
 		return -1;
 	}
 	return h->ops->barrier(h, line, timeout_ms);
+}
+
+int ps_hal_open_device(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC), high;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENXIO)
+			errno = ENODEV;
+		return -1;
+	}
+	/* no room up there (a low RLIMIT_NOFILE): the low one serves */
+	high = fcntl(fd, F_DUPFD_CLOEXEC, PS_HAL_FD_MIN);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
 }

@@ -116,9 +116,9 @@ static int myri_open(ps_hal_t *h, int flags)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -1;
-	m->fd = open(path && *path ? path : MYRI_DEVICE, O_RDWR | O_CLOEXEC);
+	m->fd = ps_hal_open_device(path && *path ? path : MYRI_DEVICE);
 	if (m->fd < 0) {
-		err = (errno == ENOENT || errno == ENXIO) ? ENODEV : errno;
+		err = errno;
 		goto fail;
 	}
 	/* the driver keeps the HAL's rules: EXCL alone, SHARED together,

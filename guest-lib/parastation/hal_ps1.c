@@ -75,9 +75,9 @@ static int ps1_open(ps_hal_t *h, int flags)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -1;
-	p->fd = open(PS1_DEVICE, O_RDWR | O_CLOEXEC);
+	p->fd = ps_hal_open_device(PS1_DEVICE);
 	if (p->fd < 0) {
-		err = (errno == ENOENT || errno == ENXIO) ? ENODEV : errno;
+		err = errno;
 		goto fail;
 	}
 	/* flock belongs to the open file: it goes away with a dead process.

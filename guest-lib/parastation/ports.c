@@ -93,9 +93,14 @@ ps_port_t *ps_port_open(int port)
 	ports_lock(p);
 	ports_reap(p);
 	if (port == PS_PORT_ANY) {
-		for (i = 0; i < PS_PORTS_MAX &&
-			    ports_alive(pl->port[i].owner); i++)
+		/* a port a dead process left may still be adopted by its
+		 * child (ps_port_adopt()): closed ones first */
+		for (i = 0; i < PS_PORTS_MAX && pl->port[i].owner; i++)
 			;
+		if (i == PS_PORTS_MAX)
+			for (i = 0; i < PS_PORTS_MAX &&
+				    ports_alive(pl->port[i].owner); i++)
+				;
 		if (i == PS_PORTS_MAX)
 			err = EAGAIN;
 		port = i;
@@ -154,6 +159,51 @@ void ps_port_close(ps_port_t *p)
 		ports_ctl_flush(p);
 	}
 	ports_unlock(p);
+	ps_hal_close(p->hal);
+	free(p);
+}
+
+int ps_port_adopt(ps_port_t *p)
+{
+	struct pool *pl = p->pl;
+	uint32_t was = p->pid, me = getpid(), owner;
+	unsigned int n;
+	int err = 0;
+
+	if (was == me)
+		return 0;
+	p->pid = me;		/* the lock word names its holder */
+	ports_lock(p);
+	owner = pl->port[p->id].owner;
+	if (owner != was)
+		err = EADDRINUSE;
+	else if (ports_alive(was))
+		err = EBUSY;
+	if (!err) {
+		pl->port[p->id].owner = me;
+		for (n = 0; n < pl->nodes; n++)
+			if (PEER(p, n)->gpid == was)
+				PEER(p, n)->gpid = me;
+	}
+	ports_unlock(p);
+	if (err) {
+		p->pid = was;
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+void ps_port_forget(ps_port_t *p)
+{
+	struct lmsg *l;
+
+	if (!p)
+		return;
+	while ((l = p->lhead)) {
+		p->lhead = l->next;
+		free(l);
+	}
 	ps_hal_close(p->hal);
 	free(p);
 }

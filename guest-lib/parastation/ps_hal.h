@@ -154,6 +154,13 @@ int ps_hal_poll_fd(ps_hal_t *h);
 
 /* For backends: CLOCK_MONOTONIC in ns. */
 long long ps_hal_now_ns(void);
+/*
+ * For backends: open the device (O_RDWR | O_CLOEXEC) at a descriptor of
+ * PS_HAL_FD_MIN or above, out of the way of programs that close and reuse
+ * low ones (a daemon reopens 0, 1 and 2).  ENODEV when there is none.
+ */
+#define PS_HAL_FD_MIN	200
+int ps_hal_open_device(const char *path);
 
 /* Backends, for hal.c's table. */
 extern const struct ps_hal_ops ps_hal_ps1_ops;

@@ -52,6 +52,16 @@ typedef struct ps_port ps_port_t;
 ps_port_t *ps_port_open(int port);
 /* Close: frees the port and the messages still queued for it. */
 void ps_port_close(ps_port_t *p);
+/*
+ * A child of fork() holds a copy of its parent's handle.  Adopt makes the
+ * port the caller's, with the messages queued for it, once the process
+ * that opened it has died (a daemon's parent exits after the fork).
+ * Errors: EBUSY that process still lives (try again later); EADDRINUSE
+ * the port was closed, or another process took it since.
+ */
+int ps_port_adopt(ps_port_t *p);
+/* Let go of a handle without closing the port (one that is not ours). */
+void ps_port_forget(ps_port_t *p);
 
 int ps_port_id(const ps_port_t *p);
 /* The HAL backend's name ("ps1", "myri"): ports of two backends never meet. */

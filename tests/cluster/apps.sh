@@ -11,13 +11,14 @@
 # programs (docs/apps.md, tests/cluster/apps-ps1.sh, apps-myri.sh).
 # APPS_NAME names the cluster (default apps), APPS_LOSS=RULE adds a fault
 # rule on the myrinet fabric before the programs run, APPS_NO_PVM=1 leaves
-# PVM out (on ParaStation sockets its slave daemons do not start yet).
+# PVM out.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test "${APPS_NAME:-apps}" "${1:-direct}"
 checks=16
-[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 1))
+[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 2))
 [ -n "${APPS_NO_PVM:-}" ] && checks=$((checks - 4))
+[ -n "${APPS_PRELOAD:-}" ] && [ -z "${APPS_NO_PVM:-}" ] && checks=$((checks + 1))
 plan $checks
 pre=${APPS_PRELOAD:+LD_PRELOAD=$APPS_PRELOAD}
 t0=$(date +%s)
@@ -74,8 +75,10 @@ if [ -z "${APPS_NO_PVM:-}" ]; then
 	# 3 slave1 per host that exchange results, and the console spawns
 	# hello.pvm on each node, whose hello_other answers from wherever PVM
 	# put it; then halt.
+	# under the socket layer each node's library logs to a file (pvmd
+	# closes its stderr), which shows the pvmds' datagrams over ports
 	penv=""
-	[ -n "$pre" ] && penv="VC_SSH_ENV=LD_PRELOAD $pre"
+	[ -n "$pre" ] && penv="PS_SOCK_DEBUG=/tmp/psock-pvm.log VC_SSH_ENV='LD_PRELOAD PS_SOCK_DEBUG' $pre"
 	vc exec -t 120 0 -- "echo quit | $penv pvm /etc/pvm/hostfile" > "$tmp/pvm-start" 2>&1
 	vc exec -t 60 0 -- 'echo conf | pvm' > "$tmp/conf" 2>&1
 	hosts() {
@@ -118,6 +121,20 @@ if [ -z "${APPS_NO_PVM:-}" ]; then
 			{ cat "$tmp/halt"; vc exec all -- 'pidof pvmd'; return 1; }
 	}
 	check "$mode: halt stops the pvmds on every node" halt
+	# every pvmd bound its UDP sockets to markers and took datagrams in
+	# over ports (its statistics line at exit); a slave pvmd's daemon
+	# child adopted its parent's port
+	pvm_ports() {
+		out=$(vc exec all -- 'grep -c "udp 6[0-9]*: bound, ports port" /tmp/psock-pvm.log;
+			sed -n "s/.*stats: .*messages in \([0-9]*\),.*/\1/p" /tmp/psock-pvm.log | sort -n | tail -n 1;
+			grep -c "adopted: our parent has gone" /tmp/psock-pvm.log; true' 2>&1) || { echo "$out"; return 1; }
+		for n in 0 1 2 3; do
+			set -- $(echo "$out" | sed -n "s/^node$n: //p")
+			[ "${1:-0}" -ge 2 ] && [ "${2:-0}" -gt 0 ] && { [ $n = 0 ] || [ "${3:-0}" -ge 1 ]; } ||
+				{ echo "node$n: bound ${1:-?}, most messages in ${2:-?}, adopted ${3:-?}"; vc exec $n -- cat /tmp/psock-pvm.log; return 1; }
+		done
+	}
+	[ -n "$pre" ] && check "$mode: the pvmds' datagrams went over ports on every node" pvm_ports
 fi
 
 # --- Open MPI ---------------------------------------------------------------
@@ -150,6 +167,18 @@ heat() {
 	echo "$out" | grep '^heat timing' > "$tmp/heat"
 }
 check "$mode: mpirun -n 4 heat: 128x128 plate, 200 iterations, equal to the sequential run" heat
+# under the socket layer, every rank's connections to the others went
+# over ports: 3 per rank, each way
+mpi_ports() {
+	out=$(vc exec -t 180 0 -- "rm -f /tmp/psock-mpi.log; mpirun -x LD_PRELOAD=$APPS_PRELOAD -x PS_SOCK_DEBUG=/tmp/psock-mpi.log -n 4 mpitest 5 > /dev/null 2>&1; echo rc=\$?" 2>&1)
+	[ "$out" = rc=0 ] || { echo "mpirun: $out"; return 1; }
+	out=$(vc exec all -- 'grep -c "sends over ports" /tmp/psock-mpi.log' 2>&1)
+	for n in 0 1 2 3; do
+		got=$(echo "$out" | sed -n "s/^node$n: //p")
+		[ "${got:-0}" -ge 3 ] || { echo "node$n: ${got:-?} connections over ports"; echo "$out"; return 1; }
+	done
+}
+[ -n "${APPS_PRELOAD:-}" ] && check "$mode: mpitest's connections between the 4 ranks went over ports" mpi_ports
 # the comparison is not vacuous: one point off by 1e-9 fails both checks
 flip() {
 	out=$(vc mpirun -n 4 heat -n 64 -i 40 -F 2>&1)

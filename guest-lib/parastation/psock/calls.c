@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -66,7 +67,7 @@ int sys_close(int fd)
 	return syscall(SYS_close, fd);
 }
 
-/* ---- fork: the child's connections are its parent's ---- */
+/* ---- fork: both hold the connections (conn.c) ---- */
 
 static void before_fork(void)
 {
@@ -75,6 +76,7 @@ static void before_fork(void)
 
 static void after_fork_parent(void)
 {
+	psock_forked_parent();
 	psock_unlock();
 }
 
@@ -383,6 +385,8 @@ API int shutdown(int fd, int how)
 
 API int close(int fd)
 {
+	if (psock_own_fd(fd))
+		return 0;	/* the library's: it stays, the program's is gone */
 	if (psock_get(fd) || psock_epoll_any()) {
 		psock_lock();
 		psock_epoll_closed(fd);
@@ -390,6 +394,42 @@ API int close(int fd)
 		psock_unlock();
 	}
 	return sys_close(fd);
+}
+
+/* closefrom() and close_range(): every descriptor but the NIC's */
+API int close_range(unsigned int first, unsigned int last, int flags)
+{
+	unsigned int top = last, from = first;
+	struct rlimit rl;
+
+	if (first > last) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur && top > rl.rlim_cur - 1)
+		top = rl.rlim_cur - 1;
+	for (unsigned int fd = first; fd <= top && fd >= first &&
+	     !(flags & CLOSE_RANGE_CLOEXEC); fd++)
+		if (psock_own_fd(fd)) {
+			if (fd > from &&
+			    syscall(SYS_close_range, from, fd - 1, flags))
+				return -1;
+			from = fd + 1;
+		} else if (psock_get(fd) || psock_epoll_any()) {
+			psock_lock();
+			psock_epoll_closed(fd);
+			psock_close(fd);
+			psock_unlock();
+		}
+	if (from > last || from < first)	/* the last one was ours */
+		return 0;
+	return syscall(SYS_close_range, from, last, flags);
+}
+
+API void closefrom(int lowfd)
+{
+	close_range(lowfd < 0 ? 0 : lowfd, ~0u, 0);
 }
 
 API int dup(int fd)

@@ -32,6 +32,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ps_port_t *port;		/* ours, opened on first use */
 static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
+static ps_port_t *heir;		/* the parent's, ours once it has gone */
+static int64_t heir_ms;		/* since (fork) */
+static bool port_shared;	/* we forked while holding port */
 static struct psock_conn **conns;	/* by id */
 static uint32_t nconns;
 static struct psock_conn **fdmap;	/* by descriptor */
@@ -40,25 +43,40 @@ static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
 static unsigned int hosts_nodes;
 static bool hosts_read;
 static int debug = -1;
+static const char *debug_file;
 /* one message in or out at a time, under the lock */
 static uint8_t msgbuf[PS_PORT_MSG_MAX];
 
 void psock_say(const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
+	int n, fd;
 
 	if (debug < 0) {
 		const char *d = getenv("PS_SOCK_DEBUG");
 
 		debug = d && *d && strcmp(d, "0");
+		debug_file = debug && *d == '/' ? d : NULL;
 	}
 	if (!debug)
 		return;
-	fprintf(stderr, "psock[%d]: ", getpid());
+	n = snprintf(line, sizeof(line), "psock[%d]: ", getpid());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* a file, for daemons, whose stderr is gone: opened each time, since
+	 * a daemon closes every descriptor it does not know */
+	fd = debug_file ? open(debug_file, O_WRONLY | O_APPEND | O_CREAT |
+			       O_CLOEXEC, 0644) : 2;
+	if (fd < 0)
+		return;
+	(void)!write(fd, line, n);	/* one write: lines do not mix */
+	if (fd != 2)
+		sys_close(fd);
 }
 
 void psock_lock(void)
@@ -137,12 +155,50 @@ struct psock_conn *psock_udp_find(uint16_t udp_port)
 
 /* ---- our port ---- */
 
+/* The port our parent left: ours, with its connections, once it exits. */
+bool psock_claim(void)
+{
+	if (!heir)
+		return false;
+	if (ps_port_adopt(heir)) {
+		if (errno == EBUSY &&
+		    psock_ms_now() - heir_ms < PSOCK_ADOPT_MS)
+			return true;	/* the parent lives: later */
+		ps_port_t *gone = heir;
+
+		psock_say("port %d stays our parent's: %s", ps_port_id(heir),
+			  strerror(errno));
+		heir = NULL;	/* first: psock_own_fd() lets close() go */
+		ps_port_forget(gone);
+		return false;
+	}
+	port = heir;
+	heir = NULL;
+	for (uint32_t i = 0; i < nconns; i++)
+		if (conns[i])
+			conns[i]->inherited = false;
+	psock_say("port %d adopted: our parent has gone", ps_port_id(port));
+	return false;
+}
+
 ps_port_t *psock_port(void)
 {
 	const char *env = getenv("PS_SOCK");
 
 	if (port || port_failed)
 		return port;
+	if (heir) {
+		psock_claim();
+		if (port)
+			return port;
+		if (heir) {	/* one port per process: ours, from now on */
+			ps_port_t *gone = heir;
+
+			psock_say("port %d stays our parent's", ps_port_id(heir));
+			heir = NULL;
+			ps_port_forget(gone);
+		}
+	}
 	if (env && !strcmp(env, "0")) {
 		port_failed = true;
 		return NULL;
@@ -167,6 +223,12 @@ ps_port_t *psock_port(void)
 	return port;
 }
 
+bool psock_own_fd(int fd)
+{
+	return fd >= 0 && ((port && fd == ps_port_poll_fd(port)) ||
+			   (heir && fd == ps_port_poll_fd(heir)));
+}
+
 int psock_nic_fd(void)
 {
 	return port ? ps_port_poll_fd(port) : -1;
@@ -178,19 +240,40 @@ void psock_port_wait(int timeout_ms)
 		ps_port_wait(port, timeout_ms);
 }
 
+/* After fork, in the parent: the child holds our connections too. */
+void psock_forked_parent(void)
+{
+	port_shared = port != NULL;
+	for (uint32_t i = 0; i < nconns; i++)
+		if (conns[i])
+			conns[i]->shared = true;
+}
+
 void psock_forked_child(void)
 {
-	/* the port and its messages stay the parent's: forget, not close */
+	/* the port and its messages stay the parent's while it lives
+	 * (a daemon's parent exits: then we adopt them, psock_claim()) */
+	if (port) {
+		heir = port;
+		heir_ms = psock_ms_now();
+	}
 	port = NULL;
 	port_failed = false;
+	port_shared = false;
 	/* a client still waiting for its HELLO, and a server that has not
 	 * written its HELLO yet, go on with a port of their own; the others'
 	 * peers send to the parent's port */
-	for (uint32_t i = 0; i < nconns; i++)
-		if (conns[i] && !conns[i]->kernel_only && !conns[i]->dgram &&
-		    (conns[i]->peer_known ||
-		     (conns[i]->role == PSOCK_SERVER && !conns[i]->hello_due)))
-			conns[i]->inherited = true;
+	for (uint32_t i = 0; i < nconns; i++) {
+		struct psock_conn *c = conns[i];
+
+		if (!c)
+			continue;
+		c->shared = true;
+		if (!c->kernel_only &&
+		    (c->dgram ? c->udp_port != 0 : c->peer_known ||
+		     (c->role == PSOCK_SERVER && !c->hello_due)))
+			c->inherited = heir != NULL;
+	}
 }
 
 /* ---- the tables ---- */
@@ -418,6 +501,8 @@ void psock_pump(void)
 	int fport;
 	ssize_t n;
 
+	if (heir)
+		psock_claim();
 	if (!port)
 		return;
 	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
@@ -668,8 +753,9 @@ void psock_close(int fd)
 					c->kfd = i;
 		return;
 	}
-	if (!c->kernel_only && !c->inherited && c->tx_ports && !c->fin_sent &&
-	    !c->reset) {
+	/* another process may hold it still: its end is the kernel's FIN */
+	if (!c->kernel_only && !c->inherited && !c->shared && c->tx_ports &&
+	    !c->fin_sent && !c->reset) {
 		psock_pump();
 		psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
 	}
@@ -703,8 +789,13 @@ __attribute__((destructor)) static void psock_exit(void)
 	for (int fd = 0; fd < nfdmap; fd++)
 		if (psock_get(fd))
 			psock_close(fd);
-	if (port)
-		ps_port_close(port);
+	/* a child may adopt it (psock_claim()) */
+	if (port && !port_shared) {
+		ps_port_t *p = port;
+
+		port = NULL;
+		ps_port_close(p);
+	}
 	port = NULL;
 	psock_unlock();
 }

@@ -61,7 +61,8 @@ struct psock_conn {
 	bool undecided;		/* client: no HELLO nor other byte seen yet */
 	bool hello_due;		/* server: the HELLO is still to be written */
 	bool kernel_only;	/* the peer does not speak the protocol */
-	bool inherited;		/* moved to ports in the parent, before fork */
+	bool inherited;		/* on the parent's port, which it still has */
+	bool shared;		/* another process may hold it (fork) */
 	uint32_t id;		/* index in the table */
 	uint64_t nonce;
 	/* the peer, once known (HELLO, SWITCH) */
@@ -171,8 +172,18 @@ void psock_pump(void);
 void psock_port_wait(int timeout_ms);
 /* The NIC's descriptor to wait on, -1 without one. */
 int psock_nic_fd(void);
-/* The process forked: in the child, our connections are not ours. */
+/* The process forked: both hold the connections; the child gets the
+ * ones on ports when the parent has gone (psock_claim()). */
+void psock_forked_parent(void);
 void psock_forked_child(void);
+/* Try to adopt the parent's port; true while it still lives, for at most
+ * PSOCK_ADOPT_MS after the fork.  Then the parent's connections on ports
+ * are not the child's (EOPNOTSUPP). */
+#define PSOCK_ADOPT_MS	2000
+bool psock_claim(void);
+/* The NIC's descriptor (ours or the parent's port): the program's close()
+ * passes it by, as daemons close every descriptor they do not know. */
+bool psock_own_fd(int fd);
 
 /* ---- stream.c; with psock_lock() held ---- */
 /* The program's data calls on one of our connections. */

@@ -180,6 +180,8 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 	for (;;) {
 		psock_pump();
 		psock_decide(fd, c);
+		if (c->inherited && psock_claim())
+			goto wait;
 		if (c->kernel_only || c->inherited)
 			break;
 		if (!want)
@@ -218,6 +220,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 			}
 			return done;
 		}
+wait:
 		if (psock_nonblocking(fd, flags)) {
 			if (done)
 				return done;
@@ -263,6 +266,8 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	for (;;) {
 		psock_pump();
 		psock_decide(fd, c);
+		if (c->inherited && psock_claim())
+			goto wait;
 		if (c->inherited) {
 			errno = EOPNOTSUPP;
 			return -1;
@@ -312,6 +317,7 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		}
 		if (done == want || (done && psock_nonblocking(fd, flags)))
 			return done;
+wait:
 		if (psock_nonblocking(fd, flags)) {
 			errno = EAGAIN;
 			return -1;
@@ -342,6 +348,11 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 	if (c->dgram)
 		return psock_udp_events(c, events, watch, pass);
 	psock_decide(fd, c);
+	if (c->inherited && psock_claim()) {
+		*watch = 0;		/* the parent's port still: look again */
+		*pass = POLLERR | POLLHUP;
+		return 0;
+	}
 	if (c->kernel_only || c->inherited)
 		return -1;		/* the kernel answers for it */
 	*watch = 0;

@@ -158,12 +158,16 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		       int iovcnt, int flags, const struct sockaddr *to,
 		       socklen_t tolen)
 {
-	ps_port_t *port = psock_port();
+	ps_port_t *port;
 	struct psock_conn peer = { 0 };
 	in_addr_t a = c->udp_peer;
 	int port_no = c->udp_peer_port, node;
 	size_t len = 0;
 
+	/* while our parent has the port its marker names: the kernel */
+	if (c->inherited)
+		psock_claim();
+	port = c->inherited ? NULL : psock_port();
 	if (to && !psock_ipv4_of(to, tolen, &a, &port_no))
 		a = 0;
 	for (int i = 0; i < iovcnt; i++)
