@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,7 +32,7 @@
 
 /* ---- the interface ---- */
 
-ps_port_t *ps_port_open(int port)
+static ps_port_t *port_open(int port, bool resume)
 {
 	ps_port_t *p;
 	struct pool *pl;
@@ -104,14 +105,16 @@ ps_port_t *ps_port_open(int port)
 		if (i == PS_PORTS_MAX)
 			err = EAGAIN;
 		port = i;
-	} else if (ports_alive(pl->port[port].owner)) {
+	} else if (resume ? pl->port[port].owner != p->pid :
+			    ports_alive(pl->port[port].owner)) {
 		err = EADDRINUSE;
 	}
 	if (!err) {
-		if (pl->port[port].owner)	/* left by a dead process */
+		if (!resume && pl->port[port].owner)	/* a dead process's */
 			ports_queue_free(p, port);
+		if (!resume)
+			pl->port[port].rleft = 0;
 		pl->port[port].owner = p->pid;
-		pl->port[port].rleft = 0;
 		p->id = port;
 		p->ltail = &p->lhead;
 	}
@@ -124,6 +127,20 @@ fail:
 	free(p);
 	errno = err;
 	return NULL;
+}
+
+ps_port_t *ps_port_open(int port)
+{
+	return port_open(port, false);
+}
+
+ps_port_t *ps_port_resume(int port)
+{
+	if (port < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return port_open(port, true);
 }
 
 void ps_port_close(ps_port_t *p)

@@ -62,6 +62,13 @@ void ps_port_close(ps_port_t *p);
 int ps_port_adopt(ps_port_t *p);
 /* Let go of a handle without closing the port (one that is not ours). */
 void ps_port_forget(ps_port_t *p);
+/*
+ * After exec(): the port this process (same pid) had open before, with
+ * the messages queued for it.  Messages the old image had taken out of
+ * the pool are gone with it: receive everything first.  Errors: EINVAL,
+ * EADDRINUSE the port is not this process's; those of ps_port_open().
+ */
+ps_port_t *ps_port_resume(int port);
 
 int ps_port_id(const ps_port_t *p);
 /* The HAL backend's name ("ps1", "myri"): ports of two backends never meet. */

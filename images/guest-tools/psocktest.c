@@ -11,10 +11,14 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork bound udp death (the default: all but death).  "fork": the
- * server forks a child to serve what it accepts on PORT + 2, before
- * either touches the connection (a forking server's usual way).  A case starts with one
- * byte, its number, which the client writes before it reads anything.
+ * refused epoll fork bound udp opts exec daemon death (the default: all
+ * but death).  "fork": the server forks a child to serve what it accepts
+ * on PORT + 2, before either touches the connection (a forking server's
+ * usual way).  "exec": a child of the client execs this program
+ * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
+ * child of the client forks in the middle of a connection and exits; its
+ * child goes on.  A case starts with one byte, its number, which the
+ * client writes before it reads anything.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,6 +37,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +45,8 @@
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
-	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "death",
+	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
+	"exec", "daemon", "death",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -58,6 +64,7 @@ static const char *err_name(int e)
 	case ECONNREFUSED: return "ECONNREFUSED";
 	case EINPROGRESS: return "EINPROGRESS";
 	case EINVAL: return "EINVAL";
+	case ENOPROTOOPT: return "ENOPROTOOPT";
 	default: return strerror(e);
 	}
 }
@@ -235,8 +242,14 @@ static void serve(int fd, unsigned int c)
 			write_all(fd, "x", 1);
 		}
 		break;
-	case 7:		/* dup, bound: echo until EOF */
+	case 16:	/* exec: 3000 bytes first, then as dup */
+		fill(buf, 3000, 0, 11);
+		write_all(fd, buf, 3000);
+		/* fall through */
+	case 7:		/* dup, bound, opts, daemon: echo until EOF */
 	case 13:
+	case 15:
+	case 17:
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
@@ -246,7 +259,7 @@ static void serve(int fd, unsigned int c)
 	case 14:
 		serve_udp(fd);
 		break;
-	case 15:	/* death: 100 bytes, then this process dies */
+	case 18:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
 		write_all(fd, buf, 100);
 		msleep(200);
@@ -743,6 +756,142 @@ static void case_death(int fd)
 	      "death: 100 bytes, then the server dies: EOF or ECONNRESET");
 }
 
+/* opts: the options and descriptor flags programs set, read back */
+static void case_opts(int fd)
+{
+	int one = 1, v = 0, fl = fcntl(fd, F_GETFL), r;
+	socklen_t l = sizeof(v);
+	uint8_t out[100], in[100];
+	char b;
+
+	CHECK(!setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) &&
+	      !getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) && v == 1,
+	      "opts: TCP_NODELAY set and read back");
+	CHECK(!setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) &&
+	      !getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &v, &l) && v == 1,
+	      "opts: SO_REUSEADDR set and read back");
+	v = 65536;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &l);
+	CHECK(v >= 65536, "opts: SO_SNDBUF 65536 reads back as %d", v);
+	v = 65536;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l);
+	CHECK(v >= 65536, "opts: SO_RCVBUF 65536 reads back as %d", v);
+	CHECK(!getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) && v == SOCK_STREAM,
+	      "opts: SO_TYPE is SOCK_STREAM");
+	CHECK(!getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l) && v == 0,
+	      "opts: SO_ERROR is 0");
+	r = getsockopt(fd, IPPROTO_TCP, 12345, &v, &l);
+	CHECK(r == -1 && errno == ENOPROTOOPT, "opts: an unknown option: %s",
+	      err_name(errno));
+	r = fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -2 : (int)read(fd, &b, 1);
+	CHECK(r == -1 && errno == EAGAIN && (fcntl(fd, F_GETFL) & O_NONBLOCK),
+	      "opts: O_NONBLOCK by fcntl, nothing to read: %s",
+	      err_name(errno));
+	fcntl(fd, F_SETFL, fl);
+	fill(out, sizeof(out), 0, 13);
+	CHECK(!write_all(fd, out, sizeof(out)) &&
+	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
+	      "opts: blocking again, 100 bytes echoed");
+	CHECK(!fcntl(fd, F_SETFD, FD_CLOEXEC) &&
+	      (fcntl(fd, F_GETFD) & FD_CLOEXEC), "opts: FD_CLOEXEC set and read back");
+}
+
+/* exec: the connection, with bytes on their way, in the next image */
+static int exec_child(int fd)
+{
+	static uint8_t in[3000], want[3000], out[700], back[700];
+	char b;
+	bool ok;
+
+	fill(want, sizeof(want), 0, 11);
+	ok = read_all(fd, in + 1000, 2000) == 1 &&
+	     !memcmp(in + 1000, want + 1000, 2000);
+	fill(out, 500, 0, 12);
+	ok = ok && read_all(fd, back, 500) == 1 && !memcmp(back, out, 500);
+	fill(out, sizeof(out), 1, 12);
+	ok = ok && !write_all(fd, out, sizeof(out)) &&
+	     read_all(fd, back, sizeof(back)) == 1 &&
+	     !memcmp(back, out, sizeof(out));
+	ok = ok && !shutdown(fd, SHUT_WR) && read(fd, &b, 1) == 0;
+	CHECK(ok, "exec: the next image reads the 2000 + 500 bytes on their "
+	      "way, 700 more are echoed, then EOF");
+	return fails ? 1 : 0;
+}
+
+static void case_exec(unsigned int c)
+{
+	uint8_t in[1000], want[1000], out[500];
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = dial(c, 0);
+		char num[16];
+
+		fill(want, sizeof(want), 0, 11);
+		fill(out, sizeof(out), 0, 12);
+		if (fd < 0 || read_all(fd, in, sizeof(in)) != 1 ||
+		    memcmp(in, want, sizeof(in)) ||
+		    write_all(fd, out, sizeof(out)))
+			_exit(3);
+		msleep(100);	/* the echo comes back meanwhile */
+		snprintf(num, sizeof(num), "%d", fd);
+		execl("/proc/self/exe", "psocktest", "exec-child", num,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "exec: the child read 1000 bytes, sent 500, exec'd, and the "
+	      "next image passed");
+}
+
+/* daemon: a child forks mid-connection and exits; its child goes on */
+static void case_daemon(unsigned int c)
+{
+	static uint8_t out[2000], in[2000];
+	int p[2], status = -1;
+	uint8_t r = 0;
+	pid_t pid;
+
+	if (pipe(p))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		int fd = dial(c, 0);
+
+		close(p[0]);
+		fill(out, 1000, 0, 14);
+		if (fd < 0 || write_all(fd, out, 1000) ||
+		    read_all(fd, in, 1000) != 1 || memcmp(in, out, 1000))
+			_exit(3);
+		if (fork() == 0) {	/* the daemon */
+			char b;
+
+			fill(out, sizeof(out), 1, 14);
+			r = !write_all(fd, out, sizeof(out)) &&
+			    read_all(fd, in, sizeof(in)) == 1 &&
+			    !memcmp(in, out, sizeof(in)) &&
+			    !shutdown(fd, SHUT_WR) && read(fd, &b, 1) == 0;
+			write_all(p[1], &r, 1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (read(p[0], &r, 1) != 1)
+		r = 0;
+	close(p[0]);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && r,
+	      "daemon: a child echoes 1000 bytes, forks and exits; its child "
+	      "echoes 2000 more, then EOF");
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -763,7 +912,8 @@ static int client(const char *host, int port, char **names, int count)
 			want |= !strcmp(names[i], cases[c]);
 		if (!want)
 			continue;
-		if (c != 2 && c != 9 && c != 10 && c != 13) {
+		if (c != 2 && c != 9 && c != 10 && c != 13 && c != 16 &&
+		    c != 17) {
 			fd = dial(c, 0);
 			if (fd < 0) {
 				CHECK(0, "%s: connect: %s", cases[c],
@@ -787,7 +937,10 @@ static int client(const char *host, int port, char **names, int count)
 		case 12: case_fork(fd); break;
 		case 13: case_bound(); break;
 		case 14: case_udp(fd); break;
-		case 15: case_death(fd); break;
+		case 15: case_opts(fd); break;
+		case 16: case_exec(c); break;
+		case 17: case_daemon(c); break;
+		case 18: case_death(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);
@@ -799,6 +952,8 @@ int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "exec-child"))
+		return exec_child(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		server(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "client"))

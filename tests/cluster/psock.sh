@@ -3,13 +3,14 @@
 # ParaStation sockets (docs/psock.md): psocktest between two nodes, once on
 # the kernel and once under psrun, on the ParaStation board and on the
 # Myrinet card; the two runs must print the same lines, and the library run
-# must really have moved its connections to ports.  Then a node without
+# must really have moved its connections to ports (also across exec and in
+# a daemon's child).  Then a node without
 # its board's driver: the library falls back to the kernel.
 # tests/cluster/psock.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psock "${1:-direct}"
-plan 13
+plan 15
 boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
 
 # run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
@@ -34,6 +35,12 @@ for hal in ps1 myri; do
 	# the client moved its connections to ports, the server answered
 	check "$mode: $hal: the connections went over ports" \
 		vc exec node0 -- "grep -q 'speaks ports' /tmp/$hal.dbg && grep -q 'sends over ports' /tmp/$hal.dbg"
+	# ... kept a connection on ports across exec, and the daemon case's
+	# child adopted its parent's port; UDP sockets were bound to markers
+	check "$mode: $hal: exec kept the port, a daemon adopted it, UDP went over ports" \
+		vc exec node0 -- "grep -q 'exec: port [0-9]* and [1-9][0-9]* connections kept' /tmp/$hal.dbg &&
+			grep -q 'adopted: our parent has gone' /tmp/$hal.dbg &&
+			grep -q 'udp [0-9]*: bound, ports port' /tmp/$hal.dbg"
 	check "$mode: $hal: the server died, the client saw the end (death)" \
 		vc exec -t 60 node0 -- "psrun --hal $hal psocktest client node1 $port death"
 done

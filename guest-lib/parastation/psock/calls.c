@@ -89,6 +89,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void psock_init(void)
 {
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	psock_exec_resume();
 }
 
 /* ---- data ---- */

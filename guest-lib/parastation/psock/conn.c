@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,10 +34,6 @@ static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
 static ps_port_t *heir;		/* the parent's, ours once it has gone */
 static int64_t heir_ms;		/* since (fork) */
 static bool port_shared;	/* we forked while holding port */
-static struct psock_conn **conns;	/* by id */
-static uint32_t nconns;
-static struct psock_conn **fdmap;	/* by descriptor */
-static int nfdmap;
 static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
 static unsigned int hosts_nodes;
 static bool hosts_read;
@@ -143,16 +138,6 @@ in_addr_t psock_node_addr(unsigned int node)
 	return node < hosts_nodes ? node_addr[node] : 0;
 }
 
-/* The UDP socket of ours bound to port udp_port, or NULL. */
-struct psock_conn *psock_udp_find(uint16_t udp_port)
-{
-	for (uint32_t i = 0; i < nconns; i++)
-		if (conns[i] && conns[i]->dgram &&
-		    conns[i]->udp_port == udp_port)
-			return conns[i];
-	return NULL;
-}
-
 /* ---- our port ---- */
 
 /* The port our parent left: ours, with its connections, once it exits. */
@@ -174,9 +159,9 @@ bool psock_claim(void)
 	}
 	port = heir;
 	heir = NULL;
-	for (uint32_t i = 0; i < nconns; i++)
-		if (conns[i])
-			conns[i]->inherited = false;
+	for (uint32_t i = 0; i < psock_conn_limit(); i++)
+		if (psock_conn_at(i))
+			psock_conn_at(i)->inherited = false;
 	psock_say("port %d adopted: our parent has gone", ps_port_id(port));
 	return false;
 }
@@ -223,6 +208,24 @@ ps_port_t *psock_port(void)
 	return port;
 }
 
+ps_port_t *psock_port_now(void)
+{
+	return port;
+}
+
+bool psock_port_shared(void)
+{
+	return port_shared;
+}
+
+void psock_port_resumed(ps_port_t *p, bool shared)
+{
+	port = p;
+	port_shared = shared;
+	psock_say("port %d on node %u (%s), kept across exec", ps_port_id(p),
+		  ps_port_node(p), ps_port_nic(p));
+}
+
 bool psock_own_fd(int fd)
 {
 	return fd >= 0 && ((port && fd == ps_port_poll_fd(port)) ||
@@ -244,9 +247,9 @@ void psock_port_wait(int timeout_ms)
 void psock_forked_parent(void)
 {
 	port_shared = port != NULL;
-	for (uint32_t i = 0; i < nconns; i++)
-		if (conns[i])
-			conns[i]->shared = true;
+	for (uint32_t i = 0; i < psock_conn_limit(); i++)
+		if (psock_conn_at(i))
+			psock_conn_at(i)->shared = true;
 }
 
 void psock_forked_child(void)
@@ -263,8 +266,8 @@ void psock_forked_child(void)
 	/* a client still waiting for its HELLO, and a server that has not
 	 * written its HELLO yet, go on with a port of their own; the others'
 	 * peers send to the parent's port */
-	for (uint32_t i = 0; i < nconns; i++) {
-		struct psock_conn *c = conns[i];
+	for (uint32_t i = 0; i < psock_conn_limit(); i++) {
+		struct psock_conn *c = psock_conn_at(i);
 
 		if (!c)
 			continue;
@@ -274,84 +277,6 @@ void psock_forked_child(void)
 		     (c->role == PSOCK_SERVER && !c->hello_due)))
 			c->inherited = heir != NULL;
 	}
-}
-
-/* ---- the tables ---- */
-
-struct psock_conn *psock_conn_new(int role)
-{
-	struct psock_conn *c = calloc(1, sizeof(*c));
-	uint32_t i;
-
-	if (!c)
-		return NULL;
-	for (i = 0; i < nconns && conns[i]; i++)
-		;
-	if (i == nconns) {
-		uint32_t n = nconns ? nconns * 2 : 16;
-		struct psock_conn **t = realloc(conns, n * sizeof(*t));
-
-		if (!t) {
-			free(c);
-			return NULL;
-		}
-		memset(t + nconns, 0, (n - nconns) * sizeof(*t));
-		conns = t;
-		nconns = n;
-	}
-	if (getrandom(&c->nonce, sizeof(c->nonce), GRND_NONBLOCK) !=
-	    sizeof(c->nonce))
-		c->nonce = (uint64_t)psock_ms_now() * 0x9e3779b97f4a7c15ull ^ getpid();
-	c->id = i;
-	c->role = role;
-	conns[i] = c;
-	return c;
-}
-
-void psock_conn_free(struct psock_conn *c)
-{
-	struct psock_chunk *k;
-
-	while ((k = c->head)) {
-		c->head = k->next;
-		free(k);
-	}
-	conns[c->id] = NULL;
-	free(c);
-}
-
-bool psock_fd_set(int fd, struct psock_conn *c)
-{
-	if (fd < 0)
-		return false;
-	if (fd >= nfdmap) {
-		int n = fd < 64 ? 128 : fd * 2;
-		struct psock_conn **t = calloc(n, sizeof(*t));
-
-		if (!t)
-			return false;
-		if (nfdmap)
-			memcpy(t, fdmap, nfdmap * sizeof(*t));
-		/* the old table stays: a thread may still read it without
-		 * the lock (at most as much again as the last one) */
-		__atomic_store_n(&fdmap, t, __ATOMIC_RELEASE);
-		__atomic_store_n(&nfdmap, n, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&fdmap[fd], c, __ATOMIC_RELEASE);
-	if (c && !c->refs++)
-		c->kfd = fd;
-	return true;
-}
-
-struct psock_conn *psock_get(int fd)
-{
-	/* the size first: a table at least that large is published */
-	int n = __atomic_load_n(&nfdmap, __ATOMIC_ACQUIRE);
-	struct psock_conn **t = __atomic_load_n(&fdmap, __ATOMIC_ACQUIRE);
-
-	if (fd < 0 || fd >= n || !t)
-		return NULL;
-	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }
 
 /* ---- messages over ports ---- */
@@ -461,7 +386,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 			     len - sizeof(m));
 		return;
 	}
-	c = m.dconn < nconns ? conns[m.dconn] : NULL;
+	c = psock_conn_at(m.dconn);
 	if (!c || c->nonce != m.dnonce || c->kernel_only)
 		return;		/* closed since: what was on its way is lost */
 	if (m.type == PSOCK_SWITCH) {
@@ -748,9 +673,7 @@ void psock_close(int fd)
 	psock_fd_set(fd, NULL);
 	if (--c->refs > 0) {
 		if (c->kfd == fd)	/* another descriptor of it, then */
-			for (int i = 0; i < nfdmap; i++)
-				if (fdmap[i] == c)
-					c->kfd = i;
+			c->kfd = psock_fd_of(c);
 		return;
 	}
 	/* another process may hold it still: its end is the kernel's FIN */
@@ -763,14 +686,6 @@ void psock_close(int fd)
 	    (unsigned long long)c->tx_kernel, (unsigned long long)c->tx_sent,
 	    (unsigned long long)c->rx_kernel, (unsigned long long)c->rx_got);
 	psock_conn_free(c);
-}
-
-void psock_dup(int fd, int newfd)
-{
-	struct psock_conn *c = psock_get(fd);
-
-	if (c && newfd != fd)
-		psock_fd_set(newfd, c);
 }
 
 /* At exit: FIN for every connection still open, then the port. */
@@ -786,7 +701,7 @@ __attribute__((destructor)) static void psock_exit(void)
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);
 	psock_lock();
-	for (int fd = 0; fd < nfdmap; fd++)
+	for (int fd = 0; fd < psock_fd_limit(); fd++)
 		if (psock_get(fd))
 			psock_close(fd);
 	/* a child may adopt it (psock_claim()) */

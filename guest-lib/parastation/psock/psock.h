@@ -122,6 +122,27 @@ enum {
 extern unsigned long psock_stats[ST_N];
 #define STAT(i)	__atomic_fetch_add(&psock_stats[i], 1, __ATOMIC_RELAXED)
 
+/* ---- table.c; with psock_lock() held (psock_get() also without) ---- */
+/* A new connection at the first free id (random nonce), or NULL. */
+struct psock_conn *psock_conn_new(int role);
+/* c, made elsewhere (exec.c), at its own id; false if taken or no memory. */
+bool psock_conn_place(struct psock_conn *c);
+void psock_conn_free(struct psock_conn *c);
+/* Ids run below psock_conn_limit(); NULL for a free one. */
+uint32_t psock_conn_limit(void);
+struct psock_conn *psock_conn_at(uint32_t id);
+/* fd names c (NULL: nothing) from now on. */
+bool psock_fd_set(int fd, struct psock_conn *c);
+/* Our connection behind fd, or NULL (a kernel-only file). */
+struct psock_conn *psock_get(int fd);
+/* Descriptors run below psock_fd_limit(); one that names c, or -1. */
+int psock_fd_limit(void);
+int psock_fd_of(const struct psock_conn *c);
+/* fd and newfd name the same kernel socket now (dup, dup2, F_DUPFD). */
+void psock_dup(int fd, int newfd);
+/* The UDP socket of ours bound to port udp_port, or NULL. */
+struct psock_conn *psock_udp_find(uint16_t udp_port);
+
 /* ---- conn.c; called with psock_lock() held ---- */
 void psock_lock(void);
 void psock_unlock(void);
@@ -133,11 +154,6 @@ in_addr_t psock_node_addr(unsigned int node);
 /* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6). */
 bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 		   int *port_no);
-struct psock_conn *psock_conn_new(int role);
-void psock_conn_free(struct psock_conn *c);
-/* fd names c (NULL: nothing) from now on. */
-bool psock_fd_set(int fd, struct psock_conn *c);
-struct psock_conn *psock_udp_find(uint16_t udp_port);
 /* len bytes at the end of c's chunks (a datagram: from src_node, src_port);
  * false without memory. */
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
@@ -149,10 +165,6 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		   const struct iovec *iov, int iovcnt, size_t len);
 /* A client that has not seen its server's first bytes looks for them. */
 void psock_decide(int fd, struct psock_conn *c);
-/* Our connection behind fd, or NULL (a kernel-only file). */
-struct psock_conn *psock_get(int fd);
-/* fd and newfd name the same kernel socket now (dup, dup2, F_DUPFD). */
-void psock_dup(int fd, int newfd);
 /* The program closes fd (or dup2 replaces it). */
 void psock_close(int fd);
 /* After connect() started on fd to a peer of ours. */
@@ -181,6 +193,13 @@ void psock_forked_child(void);
  * are not the child's (EOPNOTSUPP). */
 #define PSOCK_ADOPT_MS	2000
 bool psock_claim(void);
+/* Our port as it is (never opened here), whether a child of ours may
+ * hold it, and the port taken back after exec (exec.c). */
+ps_port_t *psock_port_now(void);
+bool psock_port_shared(void);
+void psock_port_resumed(ps_port_t *p, bool shared);
+/* exec.c: the new image takes back what the old one kept (PSOCK_EXEC). */
+void psock_exec_resume(void);
 /* The NIC's descriptor (ours or the parent's port): the program's close()
  * passes it by, as daemons close every descriptor they do not know. */
 bool psock_own_fd(int fd);
