@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ps_hal.h"
+#include "ps_sys.h"
 
 #define PS_HAL_STALL_MS_DEFAULT	20
 
@@ -62,6 +63,14 @@ ps_hal_t *ps_hal_open(int flags)
 		return NULL;
 	}
 	return h;
+}
+
+int ps_hal_stall(ps_hal_t *h, int ms)
+{
+	int old = h->stall_ms;
+
+	h->stall_ms = ms < 0 ? 0 : ms;
+	return old;
 }
 
 void ps_hal_close(ps_hal_t *h)
@@ -213,9 +222,9 @@ int ps_hal_open_device(const char *path)
 		return -1;
 	}
 	/* no room up there (a low RLIMIT_NOFILE): the low one serves */
-	high = fcntl(fd, F_DUPFD_CLOEXEC, PS_HAL_FD_MIN);
+	high = ps_sys_fcntl(fd, F_DUPFD_CLOEXEC, PS_HAL_FD_MIN);
 	if (high < 0)
 		return fd;
-	close(fd);
+	ps_sys_close(fd);
 	return high;
 }

@@ -32,6 +32,7 @@
 #include "uapi/myri_ioctl.h"
 #include "vcluster/fw/myri_mcp_if.h"
 #include "ps_hal.h"
+#include "ps_sys.h"
 
 #define MYRI_POLLS		32	/* status polls before stalling */
 #define MYRI_CLOSE_MS		2000	/* close waits this long for sends */
@@ -94,7 +95,7 @@ static void myri_unmap(struct myri *m)
 	if (m->pool)
 		munmap(m->pool, m->lay.pool_size);
 	if (m->fd >= 0)
-		close(m->fd);
+		ps_sys_close(m->fd);
 	free(m->posted);
 	free(m);
 }

@@ -27,6 +27,7 @@
 #include "uapi/ps1_ioctl.h"
 #include "vcluster/hw/ps1_regs.h"
 #include "ps_hal.h"
+#include "ps_sys.h"
 
 
 struct ps1 {
@@ -61,7 +62,7 @@ static void ps1_unmap(struct ps1 *p)
 	if (p->pool)
 		munmap(p->pool, p->pool_size);
 	if (p->fd >= 0)
-		close(p->fd);
+		ps_sys_close(p->fd);
 	free(p);
 }
 

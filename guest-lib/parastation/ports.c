@@ -120,8 +120,10 @@ static ps_port_t *port_open(int port, bool resume)
 	}
 	ports_ctl_flush(p);
 	ports_unlock(p);
-	if (!err)
+	if (!err) {
+		ports_bell_open(p);
 		return p;
+	}
 fail:
 	ps_hal_close(p->hal);
 	free(p);
@@ -165,6 +167,7 @@ void ps_port_close(ps_port_t *p)
 			ports_release_slot(p, n);
 	pl->port[p->id].rleft = 0;
 	pl->port[p->id].owner = 0;
+	ports_bell_close(p);
 	/* Send what we owe: answers to senders that wait for this node. */
 	ports_ctl_flush(p);
 	for (t0 = now_ms(); pl->npend && now_ms() - t0 < CLOSE_MS;) {
@@ -221,6 +224,7 @@ void ps_port_forget(ps_port_t *p)
 		p->lhead = l->next;
 		free(l);
 	}
+	ports_bell_close(p);
 	ps_hal_close(p->hal);
 	free(p);
 }
@@ -250,10 +254,37 @@ int ps_port_poll_fd(const ps_port_t *p)
 	return ps_hal_poll_fd(p->hal);
 }
 
+int ps_port_stall(ps_port_t *p, int ms)
+{
+	p->local_peers = ms == 0;
+	return ps_hal_stall(p->hal, ms);
+}
+
+int ps_port_bell_fd(const ps_port_t *p)
+{
+	return p->bell;
+}
+
+int ps_port_sleeping(ps_port_t *p, int on)
+{
+	__atomic_store_n(&p->pl->port[p->id].waiting, !!on, __ATOMIC_SEQ_CST);
+	if (!on)
+		ports_bell_quiet(p);
+	return on && (p->lhead ||
+		      __atomic_load_n(&p->pl->port[p->id].head, __ATOMIC_SEQ_CST));
+}
+
 int ps_port_wait(ps_port_t *p, int timeout_ms)
 {
-	int ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
+	int ev;
 
+	if (ps_port_sleeping(p, 1))
+		ev = PS_HAL_RX;
+	else if (p->local_peers && p->bell >= 0)
+		ev = ports_bell_wait(p, timeout_ms) > 0 ? PS_HAL_RX : 0;
+	else
+		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
+	ps_port_sleeping(p, 0);
 	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
 }
 
@@ -268,6 +299,16 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 	return ps_port_send_timed(p, dest, dport, buf, len, -1);
 }
 
+/* A message went into the pool for port dport of this node: if its owner
+ * sleeps, ring its doorbell (ports_kick.c). */
+static void kick(ps_port_t *p, int dport)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* the queue, then the flag */
+	if (dport != p->id &&
+	    __atomic_load_n(&p->pl->port[dport].waiting, __ATOMIC_SEQ_CST))
+		ports_bell_ring(p, dport);
+}
+
 int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 		       const void *buf, size_t len, int timeout_ms)
 {
@@ -276,7 +317,7 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	struct iovec iov[2];
 	size_t off = 0, n, frag;
 	uint32_t k;
-	int ret, err, stalled, granted;
+	int ret, err, stalled, granted, local;
 
 	if (!p || dport < 0 || dport >= PS_PORTS_MAX || (len && !buf)) {
 		errno = EINVAL;
@@ -294,6 +335,9 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	k = BLOCKS(len);
 	/* whole blocks per packet, so that both ends count the same */
 	frag = (ps_hal_mtu(p->hal) - sizeof(h)) / BLOCK_DATA * BLOCK_DATA;
+	local = dest == ps_hal_node(p->hal);
+	if (local)		/* into the pool, in one piece */
+		frag = len ? len : 1;
 	h = (struct ps_port_hdr){ .dport = dport, .sport = p->id,
 				  .msgid = p->next_msgid++, .total = len };
 	granted = ports_acquire(p, dest, k, h.msgid, timeout_ms < 0 ? 0 :
@@ -314,9 +358,14 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 			/* control packets first: an ABORT must not come
 			 * after a new message from its port */
 			err = ports_ctl_flush(p);
-			ret = err ? -1 : ps_hal_sendv(p->hal, dest, iov, 2);
+			if (local)
+				ret = err ? -1 : ports_deliver(p, &h, iov[1].iov_base, n);
+			else
+				ret = err ? -1 : ps_hal_sendv(p->hal, dest, iov, 2);
 			if (!err)
 				err = ret ? errno : 0;
+			if (local && !ret && off + n == len)
+				kick(p, dport);
 			stalled = 0;
 			if (!ret) {
 				pl->port[p->id].rleft -= BLOCKS(n);
@@ -419,7 +468,7 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 			left = WAIT_MS;
 		if (stalled)
 			sleep_ms(1);
-		else if (ps_hal_wait(p->hal, PS_HAL_RX, left) < 0)
+		else if (ps_port_wait(p, left) < 0)
 			return -1;
 	}
 }

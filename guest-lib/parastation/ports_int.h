@@ -35,7 +35,7 @@ _Static_assert(sizeof(struct ps_port_hdr) + BLOCK_DATA == 508,
 #define WAIT_MS		PS_PORT_POLL_MS	/* longest sleep before looking
 					 * again: another process may have
 					 * queued our message */
-#define POOL_READY	0x32505350u	/* "PSP2": set up by this protocol */
+#define POOL_READY	0x33505350u	/* "PSP3": set up by this protocol */
 
 /* Wire: data packets have dport < PS_PORTS_MAX, and SPORT_GRANT in sport
  * when the message uses a grant.  Control packets: */
@@ -130,6 +130,9 @@ struct pool {
 		uint32_t rdest, rleft, rmsgid, rgrant;
 		/* ABORT owed for a message its dead sender left */
 		uint32_t abort, adest, amsgid;
+		/* its owner sleeps on the NIC: a message delivered in the
+		 * pool rings its doorbell (ports_kick.c); no lock */
+		uint32_t waiting;
 	} port[PS_PORTS_MAX];
 };
 
@@ -151,6 +154,9 @@ struct ps_port {
 	uint32_t pid;
 	uint32_t next_msgid;
 	struct lmsg *lhead, **ltail;	/* stashed, before those in the pool */
+	int bell;			/* our doorbell (ports_kick.c), or -1 */
+	int local_peers;		/* messages come from this node: sleep
+					 * on NIC and doorbell, never stall */
 	int64_t reap_t;			/* last look for dead senders */
 };
 
@@ -205,11 +211,24 @@ void ports_partial_unlink(ps_port_t *p, uint32_t m, uint32_t prev);
 void ports_drop_partials(ps_port_t *p, unsigned int s, int granted_only);
 /* Take in packets while there is room: 1 some wait for room, 0 no more, -1. */
 int ports_drain(ps_port_t *p);
+/* A fragment to this node, straight into the pool (no NIC); -1 malformed. */
+int ports_deliver(ps_port_t *p, const struct ps_port_hdr *h, const void *data,
+		  size_t n);
 /* Take this port's first message if it fits: its length, -2 none, -1. */
 ssize_t ports_take(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		   size_t len);
 /* Move this port's queued messages into our memory; how many moved. */
 int ports_stash(ps_port_t *p);
+
+/* ---- ports_kick.c (no lock needed) ---- */
+void ports_bell_open(ps_port_t *p);
+void ports_bell_close(ps_port_t *p);
+/* Ring port's doorbell on this node. */
+void ports_bell_ring(ps_port_t *p, int port);
+/* Empty our doorbell after a sleep. */
+void ports_bell_quiet(ps_port_t *p);
+/* Sleep in poll() on the NIC and our doorbell: 1 either rang, 0, -1. */
+int ports_bell_wait(ps_port_t *p, int timeout_ms);
 
 /* ---- ports_flow.c ---- */
 

@@ -205,6 +205,91 @@ void ports_pool_setup(struct pool *pl, size_t size, unsigned int nodes,
 }
 
 /*
+ * One data fragment from node src (header h, n data bytes) into the pool:
+ * from the NIC's packet body (local NULL), or from memory (a message to
+ * this node, ports_deliver()).  1 when dropped (malformed), -1 on error.
+ */
+static int take_in(ps_port_t *p, unsigned int src, const struct ps_port_hdr *h,
+		   size_t n, const uint8_t *local)
+{
+	struct pool *pl = p->pl;
+	unsigned int sport = h->sport & ~SPORT_GRANT;
+	int granted = !!(h->sport & SPORT_GRANT);
+	size_t done, chunk;
+	uint32_t b, m, prev, nb = BLOCKS(n);
+
+	if (h->dport >= PS_PORTS_MAX || sport >= PS_PORTS_MAX ||
+	    h->total > PS_PORT_MSG_MAX || h->offset > h->total)
+		return 1;
+	/* flow control keeps room for every fragment sent */
+	if ((n == 0 && h->total) || nb > pl->nfree)
+		return 1;
+	m = ports_partial_find(p, src, sport, &prev);
+	if (h->offset == 0) {
+		if (m) {	/* can never complete */
+			ports_partial_unlink(p, m, prev);
+			ports_msg_free(p, m);
+			pl->dropped++;
+		}
+		m = b = blk_alloc(p);
+		B(p, m)->total = h->total;
+		B(p, m)->msgid = h->msgid;
+		B(p, m)->src = src;
+		B(p, m)->sport = h->sport;
+		B(p, m)->last = m;
+		prev = 0;
+	} else {
+		if (!m || B(p, m)->msgid != h->msgid ||
+		    B(p, m)->got != h->offset || B(p, m)->sport != h->sport)
+			return 1;
+		b = 0;
+	}
+	ports_charge(p, src, granted, nb);
+	done = 0;
+	do {	/* block by block; an empty message has one too */
+		chunk = n - done < BLOCK_DATA ? n - done : BLOCK_DATA;
+		if (!b) {
+			b = blk_alloc(p);
+			B(p, B(p, m)->last)->next = b;
+			B(p, m)->last = b;
+		}
+		if (local)
+			memcpy(B(p, b)->data, local + done, chunk);
+		else if (ps_hal_receive_body(p->hal, B(p, b)->data, chunk))
+			return -1;
+		B(p, b)->len = chunk;
+		B(p, m)->got += chunk;
+		done += chunk;
+		b = 0;
+	} while (done < n);
+	if (B(p, m)->got == B(p, m)->total) {
+		if (h->offset)
+			ports_partial_unlink(p, m, prev);
+		if (pl->port[h->dport].tail)
+			B(p, pl->port[h->dport].tail)->qnext = m;
+		else
+			pl->port[h->dport].head = m;
+		pl->port[h->dport].tail = m;
+	} else if (h->offset == 0) {
+		B(p, m)->qnext = pl->plist;
+		pl->plist = m;
+	}
+	return 0;
+}
+
+int ports_deliver(ps_port_t *p, const struct ps_port_hdr *h, const void *data,
+		  size_t n)
+{
+	int r = take_in(p, ps_hal_node(p->hal), h, n, data);
+
+	if (r > 0) {
+		p->pl->dropped++;
+		errno = EINVAL;
+	}
+	return r ? -1 : 0;
+}
+
+/*
  * Take in packets while there is room (lock held).  Returns 1 when it
  * stopped with packets waiting for room in the pool, 0 when the NIC has
  * no more, -1 on error.
@@ -214,10 +299,9 @@ int ports_drain(ps_port_t *p)
 	struct pool *pl = p->pl;
 	struct ps_port_hdr h;
 	struct ctl c;
-	unsigned int src, sport;
-	size_t plen, n, done, chunk;
-	uint32_t b, m, prev, nb;
-	int i, granted;
+	unsigned int src;
+	size_t plen, n;
+	int i;
 
 	for (;;) {
 		if (!pl->nfree)
@@ -245,69 +329,17 @@ int ports_drain(ps_port_t *p)
 			ports_on_ctl(p, src, &c);
 			continue;
 		}
-		granted = !!(h.sport & SPORT_GRANT);
-		sport = h.sport & ~SPORT_GRANT;
-		if (h.dport >= PS_PORTS_MAX || sport >= PS_PORTS_MAX ||
-		    h.total > PS_PORT_MSG_MAX || h.offset > h.total)
-			goto drop;
 		/* the rest of the message or of the packet, whose length
 		 * may be rounded up to the NIC's granularity */
 		n = h.total - h.offset;
-		if (n > plen - sizeof(h))
+		if (h.offset > h.total || n > plen - sizeof(h))
 			n = plen - sizeof(h);
-		nb = BLOCKS(n);
-		/* flow control keeps room for every fragment sent */
-		if ((n == 0 && h.total) || nb > pl->nfree)
+		i = take_in(p, src, &h, n, NULL);
+		if (i < 0)
+			return -1;
+		if (i > 0)
 			goto drop;
-		m = ports_partial_find(p, src, sport, &prev);
-		if (h.offset == 0) {
-			if (m) {	/* can never complete */
-				ports_partial_unlink(p, m, prev);
-				ports_msg_free(p, m);
-				pl->dropped++;
-			}
-			m = b = blk_alloc(p);
-			B(p, m)->total = h.total;
-			B(p, m)->msgid = h.msgid;
-			B(p, m)->src = src;
-			B(p, m)->sport = h.sport;
-			B(p, m)->last = m;
-			prev = 0;
-		} else {
-			if (!m || B(p, m)->msgid != h.msgid ||
-			    B(p, m)->got != h.offset || B(p, m)->sport != h.sport)
-				goto drop;
-			b = 0;
-		}
-		ports_charge(p, src, granted, nb);
-		done = 0;
-		do {	/* block by block; an empty message has one too */
-			chunk = n - done < BLOCK_DATA ? n - done : BLOCK_DATA;
-			if (!b) {
-				b = blk_alloc(p);
-				B(p, B(p, m)->last)->next = b;
-				B(p, m)->last = b;
-			}
-			if (ps_hal_receive_body(p->hal, B(p, b)->data, chunk))
-				return -1;
-			B(p, b)->len = chunk;
-			B(p, m)->got += chunk;
-			done += chunk;
-			b = 0;
-		} while (done < n);
 		ps_hal_receive_body(p->hal, NULL, 0);
-		if (B(p, m)->got == B(p, m)->total) {
-			if (h.offset)
-				ports_partial_unlink(p, m, prev);
-			if (pl->port[h.dport].tail)
-				B(p, pl->port[h.dport].tail)->qnext = m;
-			else
-				pl->port[h.dport].head = m;
-			pl->port[h.dport].tail = m;
-		} else if (h.offset == 0) {
-			B(p, m)->qnext = pl->plist;
-			pl->plist = m;
-		}
 		continue;
 drop:
 		pl->dropped++;

@@ -80,6 +80,13 @@ const char *ps_hal_name(const ps_hal_t *h);
 /* Largest packet payload in bytes (508 on ps1): upper layers fragment by
  * it.  A multiple of 4, at least 508 and at most PS_HAL_MTU_MAX. */
 size_t ps_hal_mtu(const ps_hal_t *h);
+/*
+ * How long ps_hal_wait() may stall the CPU on the NIC before it sleeps
+ * (PS_HAL_STALL_MS, default 20); returns the previous value.  A process
+ * that waits for another process of its own node sets 0: on a guest with
+ * one CPU that process could not run while we stall.
+ */
+int ps_hal_stall(ps_hal_t *h, int ms);
 
 /*
  * Send one packet of len (1..ps_hal_mtu()) bytes, gathered from iov, to dest.

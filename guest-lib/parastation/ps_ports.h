@@ -79,8 +79,9 @@ unsigned int ps_port_nodes(const ps_port_t *p);
 /*
  * Send len (0..PS_PORT_MSG_MAX) bytes to port dport of node dest; waits
  * until dest has room for the whole message (flow control), then returns
- * once the last fragment is in the NIC.  Messages to a port nobody has
- * open are kept at the receiver until it is opened.  Errors:
+ * once the last fragment is in the NIC.  A message to this node does not
+ * pass the NIC: it is copied into the node's pool at once.  Messages to a
+ * port nobody has open are kept at the receiver until it is opened.  Errors:
  * EHOSTUNREACH bad node; EINVAL bad port or buf NULL with len; EMSGSIZE
  * len too large, or larger than dest's pool can ever hold; EINTR, ENODEV
  * while waiting.
@@ -121,6 +122,24 @@ int ps_port_poll_fd(const ps_port_t *p);
  * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
  */
 int ps_port_wait(ps_port_t *p, int timeout_ms);
+/*
+ * A message from another process of this node does not pass the NIC: the
+ * sender rings the port's doorbell, a descriptor to poll next to
+ * ps_port_poll_fd() (POLLIN; -1 if the port has none, then look again
+ * within PS_PORT_POLL_MS).  Never read or close it.  Around such a sleep
+ * call ps_port_sleeping(p, 1), which returns 1 if a message is queued
+ * already (do not sleep), and ps_port_sleeping(p, 0) after.
+ * ps_port_recv() and ps_port_wait() do all this themselves.
+ */
+int ps_port_bell_fd(const ps_port_t *p);
+int ps_port_sleeping(ps_port_t *p, int on);
+/*
+ * ps_hal_stall() of the port's NIC.  0 when messages come from this node:
+ * a stall would hold off their sender on a one-CPU guest, and the waits
+ * of ps_port_recv() and ps_port_wait() then sleep in poll() on the NIC
+ * and the doorbell.
+ */
+int ps_port_stall(ps_port_t *p, int ms);
 
 /* Packets dropped on this node (no such port, malformed); pool-wide. */
 unsigned long ps_port_dropped(const ps_port_t *p);

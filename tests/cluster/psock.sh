@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psock "${1:-direct}"
-plan 15
+plan 18
 boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
 
 # run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
@@ -45,6 +45,24 @@ for hal in ps1 myri; do
 		vc exec -t 60 node0 -- "psrun --hal $hal psocktest client node1 $port death"
 done
 
+# Both ends on node0: by default the kernel's loopback (the faster local
+# path here), with PS_SOCK_LOCAL=1 through the node's pool.
+run_self() {
+	vc exec node0 -- "killall psocktest; true" >/dev/null 2>&1
+	vc exec -d node0 -- "PS_SOCK_DEBUG=1 $3 psocktest server $2 > /tmp/$1.srv 2>&1" >/dev/null
+	retry 20 vc exec node0 -- "grep -q listening /tmp/$1.srv" || return 1
+	vc exec -t 180 node0 -- "PS_SOCK_DEBUG=1 $3 psocktest client $4 $2 2> /tmp/$1.dbg" > "$tmp/$1.out" &&
+		diff "$tmp/kernel.out" "$tmp/$1.out"
+}
+check "$mode: same node, default: every case as on the kernel" \
+	run_self self 7320 "psrun --hal ps1" 127.0.0.1
+check_fails "$mode: same node, default: the kernel's loopback carried it" \
+	vc exec node0 -- "grep -q 'sends over ports' /tmp/self.dbg"
+self_pool() {
+	run_self pool 7330 "PS_SOCK_LOCAL=1 psrun --hal myri" node0 &&
+		vc exec node0 -- "grep -q 'speaks ports' /tmp/pool.dbg && grep -q 'a peer on this node' /tmp/pool.dbg"
+}
+check "$mode: same node, PS_SOCK_LOCAL=1: every case as on the kernel, over the node's pool" self_pool
 # A node without its NIC's driver: the library passes everything through.
 check "$mode: node1 without ps1.ko" vc exec node1 -- "rmmod ps1 && ! test -e /dev/ps1"
 check "$mode: no board: psocktest under psrun: every case ok, on the kernel" \

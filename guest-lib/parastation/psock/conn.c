@@ -228,13 +228,32 @@ void psock_port_resumed(ps_port_t *p, bool shared)
 
 bool psock_own_fd(int fd)
 {
-	return fd >= 0 && ((port && fd == ps_port_poll_fd(port)) ||
-			   (heir && fd == ps_port_poll_fd(heir)));
+	return fd >= 0 &&
+	       ((port && (fd == ps_port_poll_fd(port) ||
+			  fd == ps_port_bell_fd(port))) ||
+		(heir && (fd == ps_port_poll_fd(heir) ||
+			  fd == ps_port_bell_fd(heir))));
+}
+
+int psock_bell_fd(void)
+{
+	return port ? ps_port_bell_fd(port) : -1;
 }
 
 int psock_nic_fd(void)
 {
 	return port ? ps_port_poll_fd(port) : -1;
+}
+
+bool psock_nic_sleep(bool on)
+{
+	bool queued = false;
+
+	psock_lock();
+	if (port)
+		queued = ps_port_sleeping(port, on);
+	psock_unlock();
+	return queued;
 }
 
 void psock_port_wait(int timeout_ms)
@@ -382,8 +401,8 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		return;
 	memcpy(&m, buf, sizeof(m));
 	if (m.type == PSOCK_DGRAM) {
-		psock_udp_in(from, fport, m.sconn, m.dconn, buf + sizeof(m),
-			     len - sizeof(m));
+		psock_udp_in(from, fport, m.sconn, m.dconn, m.count,
+			     buf + sizeof(m), len - sizeof(m));
 		return;
 	}
 	c = psock_conn_at(m.dconn);
@@ -460,6 +479,40 @@ bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 	return false;
 }
 
+void psock_local_peer(unsigned int node)
+{
+	static bool done;
+
+	if (done || !port || node != ps_port_node(port))
+		return;
+	/* our peer shares our CPU: spinning on the NIC would hold it off */
+	ps_port_stall(port, 0);
+	done = true;
+	psock_say("a peer on this node: waits sleep at once");
+}
+
+int psock_node_at(in_addr_t a)
+{
+	static int local = -1;
+	int node;
+
+	/* the kernel's loopback is the faster local path on these guests
+	 * (docs/psock.md); PS_SOCK_LOCAL=1 takes the node's pool instead */
+	if (local < 0) {
+		const char *e = getenv("PS_SOCK_LOCAL");
+
+		local = e && *e && strcmp(e, "0");
+	}
+	if ((ntohl(a) >> 24) == 127)	/* loopback: this node */
+		node = psock_port() ? (int)ps_port_node(port) : -1;
+	else
+		node = psock_node_of(a);
+	if (node >= 0 && !local && psock_port() &&
+	    (unsigned int)node == ps_port_node(port))
+		return -1;
+	return node;
+}
+
 static bool peer_node_of(int fd, int *node, bool marked_only)
 {
 	struct sockaddr_storage ss;
@@ -472,7 +525,7 @@ static bool peer_node_of(int fd, int *node, bool marked_only)
 		return false;
 	if (marked_only && (port_no < PSOCK_MARK_LO || port_no > PSOCK_MARK_HI))
 		return false;
-	*node = psock_node_of(a);
+	*node = psock_node_at(a);
 	return *node >= 0;
 }
 
@@ -542,10 +595,9 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	if (!psock_ipv4_of(addr, len, &to, &port_no) || !is_stream(fd))
 		return false;
-	node = psock_node_of(to);
+	node = psock_node_at(to);
 	if (node < 0 || getsockname(fd, (struct sockaddr *)&me, &mlen) ||
-	    !(p = port_field(&me)) || !psock_port() ||
-	    (unsigned int)node == ps_port_node(port))
+	    !(p = port_field(&me)) || !psock_port())
 		return false;
 	/* bound by us (psock_bind) already; the app's own port: the kernel's */
 	if (*p)
@@ -572,9 +624,9 @@ void psock_accepted(int fd)
 	struct psock_conn *c;
 	int node;
 
-	if (!peer_node_of(fd, &node, true) || !psock_port() ||
-	    (unsigned int)node == ps_port_node(port))
+	if (!peer_node_of(fd, &node, true) || !psock_port())
 		return;
+	psock_local_peer(node);
 	c = psock_conn_new(PSOCK_SERVER);
 	if (!c)
 		return;
@@ -648,6 +700,7 @@ void psock_decide(int fd, struct psock_conn *c)
 		}
 		c->peer_known = true;
 		c->peer_node = h.node;
+		psock_local_peer(h.node);
 		c->peer_port = h.port;
 		c->peer_conn = h.conn;
 		c->peer_nonce = h.nonce;

@@ -268,13 +268,17 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			 * NIC inside the epoll: poll arms the NIC's interrupt
 			 * each time, an epoll only when it reports the NIC.
 			 */
-			struct pollfd p[2] = {
+			struct pollfd p[3] = {
 				{ .fd = epfd, .events = POLLIN },
 				{ .fd = psock_nic_fd(), .events = POLLIN },
+				{ .fd = psock_bell_fd(), .events = POLLIN },
 			};
 
 			STAT(ST_EPOLL_SLEEP);
-			sys_poll(p, p[1].fd >= 0 ? 2 : 1, wait);
+			if (!psock_nic_sleep(true))
+				sys_poll(p, p[1].fd < 0 ? 1 : p[2].fd < 0 ? 2 : 3,
+					 wait);
+			psock_nic_sleep(false);
 		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
 			    max - got < 64 ? max - got : 64, 0);

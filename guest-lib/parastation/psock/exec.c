@@ -48,6 +48,7 @@ struct exec_head {
 struct exec_chunk {
 	uint64_t len, off;
 	uint16_t src_node, src_port;
+	uint8_t src_lo;
 };
 
 struct exec_fd {
@@ -99,7 +100,8 @@ static bool write_conn(int mfd, const struct psock_conn *c)
 	for (struct psock_chunk *k = c->head; k; k = k->next) {
 		struct exec_chunk e = { .len = k->len, .off = k->off,
 					.src_node = k->src_node,
-					.src_port = k->src_port };
+					.src_port = k->src_port,
+					.src_lo = k->src_lo };
 
 		if (!put(mfd, &e, sizeof(e)) || !put(mfd, k->data, k->len))
 			return false;
@@ -209,6 +211,7 @@ static struct psock_conn *read_conn(int mfd)
 		k->off = e.off;
 		k->src_node = e.src_node;
 		k->src_port = e.src_port;
+		k->src_lo = e.src_lo;
 		if (c->tail)
 			c->tail->next = k;
 		else

@@ -44,6 +44,7 @@ struct psock_chunk {
 	struct psock_chunk *next;
 	size_t len, off;
 	uint16_t src_node, src_port;	/* a datagram's sender */
+	bool src_lo;			/* ... on this node, to loopback */
 	uint8_t data[];
 };
 
@@ -151,6 +152,12 @@ ps_port_t *psock_port(void);
 /* The node of a cluster address (network order), or -1; and back. */
 int psock_node_of(in_addr_t a);
 in_addr_t psock_node_addr(unsigned int node);
+/* The node our NIC reaches address a on: a cluster node's; with
+ * PS_SOCK_LOCAL=1 this node for loopback and its own address (the local
+ * path, through the node's pool); -1 for others. */
+int psock_node_at(in_addr_t a);
+/* A connection with a peer on node: on this node, waits stop spinning. */
+void psock_local_peer(unsigned int node);
 /* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6). */
 bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 		   int *port_no);
@@ -182,8 +189,13 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
 void psock_pump(void);
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
 void psock_port_wait(int timeout_ms);
-/* The NIC's descriptor to wait on, -1 without one. */
+/* The NIC's descriptor to wait on, -1 without one; and the port's
+ * doorbell (messages from this node), -1 without one. */
 int psock_nic_fd(void);
+int psock_bell_fd(void);
+/* Around a sleep on it (without the lock): true if a message from this
+ * node is queued already (ps_port_sleeping()). */
+bool psock_nic_sleep(bool on);
 /* The process forked: both hold the connections; the child gets the
  * ones on ports when the parent has gone (psock_claim()). */
 void psock_forked_parent(void);
@@ -237,6 +249,7 @@ short psock_udp_events(struct psock_conn *c, short events, short *watch,
 /* A datagram came over ports from (node, its ports port fport, its UDP
  * port src) to our UDP port dst. */
 void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
+		  in_addr_t sent_to,
 		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */

@@ -135,7 +135,7 @@ void psock_udp_maybe(int fd, const struct sockaddr *to, socklen_t len)
 
 	/* only for a marker on another node, and a socket not bound yet */
 	if (!psock_ipv4_of(to, len, &a, &port_no) || !is_mark(port_no) ||
-	    psock_node_of(a) < 0 || !is_dgram(fd) ||
+	    psock_node_at(a) < 0 || !is_dgram(fd) ||
 	    getsockname(fd, (struct sockaddr *)&me, &mlen) ||
 	    (me.ss_family == AF_INET ? ((struct sockaddr_in *)&me)->sin_port
 				     : ((struct sockaddr_in6 *)&me)->sin6_port))
@@ -172,9 +172,8 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		a = 0;
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	node = a ? psock_node_of(a) : -1;
-	if (!port || node < 0 || (unsigned int)node == ps_port_node(port) ||
-	    !is_mark(port_no) || len > PSOCK_DATA_MAX) {
+	node = a && port ? psock_node_at(a) : -1;
+	if (!port || node < 0 || !is_mark(port_no) || len > PSOCK_DATA_MAX) {
 		struct msghdr m = { .msg_name = (void *)to,
 				    .msg_namelen = to ? tolen : 0,
 				    .msg_iov = (struct iovec *)iov,
@@ -183,28 +182,33 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		return sys_sendmsg(fd, &m, flags);
 	}
 	/* a datagram may be lost: no room there now, and it is */
+	psock_local_peer(node);
 	peer.peer_node = node;
 	peer.peer_port = heard_port(node, port_no);
 	peer.peer_conn = port_no;
 	peer.id = c->udp_port;
 	peer.kfd = fd;
-	if (psock_msg_send(&peer, PSOCK_DGRAM, 0, iov, iovcnt, len))
+	if (psock_msg_send(&peer, PSOCK_DGRAM, a, iov, iovcnt, len))
 		c->udp_dropped++;
 	return len;
 }
 
 void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
+		  in_addr_t sent_to,
 		  const uint8_t *data, size_t len)
 {
 	struct psock_conn *c = psock_udp_find(dst);
 
 	heard_from(node, src, fport);
-	if (!c || (c->udp_peer && (c->udp_peer != psock_node_addr(node) ||
+	psock_local_peer(node);
+	if (!c || (c->udp_peer && (psock_node_at(c->udp_peer) != (int)node ||
 				   c->udp_peer_port != src)))
 		return;		/* a connected socket takes only its peer's */
 	if (c->rx_bytes + len > PSOCK_UDP_QUEUE ||
 	    !psock_chunk_add(c, data, len, node, src))
 		c->udp_dropped++;
+	else	/* the source the kernel would give: loopback to loopback */
+		c->tail->src_lo = (ntohl(sent_to) >> 24) == 127;
 }
 
 static void fill_from(int fd, const struct psock_chunk *k,
@@ -219,7 +223,8 @@ static void fill_from(int fd, const struct psock_chunk *k,
 	if (!getsockname(fd, (struct sockaddr *)&me, &mlen) &&
 	    me.ss_family == AF_INET6) {
 		struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
-		in_addr_t ip = psock_node_addr(k->src_node);
+		in_addr_t ip = k->src_lo ? htonl(INADDR_LOOPBACK) :
+			       psock_node_addr(k->src_node);
 
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons(k->src_port);
@@ -232,7 +237,8 @@ static void fill_from(int fd, const struct psock_chunk *k,
 
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons(k->src_port);
-		v4->sin_addr.s_addr = psock_node_addr(k->src_node);
+		v4->sin_addr.s_addr = k->src_lo ? htonl(INADDR_LOOPBACK) :
+				      psock_node_addr(k->src_node);
 		alen = sizeof(*v4);
 	}
 	memcpy(from, &a, *fromlen < alen ? *fromlen : alen);

@@ -78,14 +78,14 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 
 int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	struct pollfd kstack[STACK_FDS + 1], *kfds = kstack;
+	struct pollfd kstack[STACK_FDS + 2], *kfds = kstack;
 	short pstack[STACK_FDS], *pass = pstack;
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
 	int ret;
 
 	STAT(ST_POLL);
 	if (n > STACK_FDS) {
-		kfds = malloc((n + 1) * sizeof(*kfds));
+		kfds = malloc((n + 2) * sizeof(*kfds));
 		pass = malloc(n * sizeof(*pass));
 		if (!kfds || !pass) {
 			free(kfds);
@@ -116,10 +116,18 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		} else if (nic >= 0) {
 			kfds[kn++] = (struct pollfd){ .fd = nic,
 						      .events = POLLIN };
+			if (psock_bell_fd() >= 0)
+				kfds[kn++] = (struct pollfd){
+					.fd = psock_bell_fd(), .events = POLLIN };
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
+		/* a message from this node does not pass the NIC: kick us */
+		if (wait && kn > n && psock_nic_sleep(true))
+			wait = 0;
 		ret = sys_poll(kfds, kn, wait);
+		if (kn > n)
+			psock_nic_sleep(false);
 		if (ret < 0)
 			break;
 		ret = 0;

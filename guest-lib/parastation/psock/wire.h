@@ -61,7 +61,9 @@ struct psock_msg {
 	uint32_t pad2;
 	uint64_t snonce;
 	uint64_t count;		/* SWITCH: bytes sent on the kernel stream
-				 * before; WIN, FIN: see above */
+				 * before; WIN, FIN: see above; DGRAM: the
+				 * IPv4 address it was sent to (network
+				 * order: loopback or the node's) */
 } __attribute__((packed));
 
 #define PSOCK_DATA_MAX	(65536 - sizeof(struct psock_msg))
