@@ -254,6 +254,13 @@ int ps_port_poll_fd(const ps_port_t *p)
 	return ps_hal_poll_fd(p->hal);
 }
 
+/* A peer on this node: our waits must not stall the CPU it needs. */
+static void local_traffic(ps_port_t *p)
+{
+	if (!p->local_peers)
+		ps_port_stall(p, 0);
+}
+
 int ps_port_stall(ps_port_t *p, int ms)
 {
 	p->local_peers = ms == 0;
@@ -336,8 +343,10 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	/* whole blocks per packet, so that both ends count the same */
 	frag = (ps_hal_mtu(p->hal) - sizeof(h)) / BLOCK_DATA * BLOCK_DATA;
 	local = dest == ps_hal_node(p->hal);
-	if (local)		/* into the pool, in one piece */
+	if (local) {		/* into the pool, in one piece */
 		frag = len ? len : 1;
+		local_traffic(p);
+	}
 	h = (struct ps_port_hdr){ .dport = dport, .sport = p->id,
 				  .msgid = p->next_msgid++, .total = len };
 	granted = ports_acquire(p, dest, k, h.msgid, timeout_ms < 0 ? 0 :
@@ -415,6 +424,7 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		     size_t len, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms, left;
+	unsigned int src;
 	struct lmsg *l;
 	ssize_t n;
 	int stalled = 0, err;
@@ -444,12 +454,16 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 	}
 	for (;;) {
 		ports_lock(p);
-		n = ports_take(p, from, fport, buf, len);
+		n = ports_take(p, &src, fport, buf, len);
 		if (n == -2) {
 			stalled = ports_drain(p);
-			n = ports_take(p, from, fport, buf, len);
+			n = ports_take(p, &src, fport, buf, len);
 		}
 		err = errno;
+		if (n >= 0 && from)
+			*from = src;
+		if (n >= 0 && src == ps_hal_node(p->hal))
+			local_traffic(p);
 		if (n == -2 && stalled >= 0)	/* we will wait */
 			ports_reap_sometimes(p);
 		ports_ctl_flush(p);	/* answers the freeing may owe */
