@@ -66,14 +66,22 @@ gtitle=$(printf '%s' "$title" | tr -d '"')
 # -1/4, 0 and +1/4 from it: the figures above them go there
 xt=$(awk '{ printf "%s\"%s\" %d", (NR > 1 ? ", " : ""), $1, NR - 1 }' "$tmp/data")
 last=$(($(wc -l < "$tmp/data") - 1))
+# each axis starts at the power of ten below half its smallest figure, so
+# that the shortest bar still shows
+ymin() {	# ymin FIRST_COLUMN
+	awk -v c="$1" '{ for (i = c; i < c + 3; i++) if ($i != "-" && (m == "" || $i + 0 < m)) m = $i + 0 }
+		END { if (m == "") { print "*"; exit }
+			x = log(m / 2) / log(10); f = int(x); if (f > x) f--
+			printf "%g\n", 10 ^ f }' "$tmp/data"
+}
 bars() {	# bars FIRST_COLUMN FORMAT: the plot clauses of one panel
 	cat <<EOF
 plot "$tmp/data" using $1 lc rgb "#1f77b4" title "ps1 (ParaStation board)", \\
      "" using $(($1 + 1)) lc rgb "#d62728" title "myri (Myrinet card)", \\
      "" using $(($1 + 2)) lc rgb "#7f7f7f" title "eth (kernel TCP, virtio-net)", \\
-     "" using (\$0 - 0.25):$1:(sprintf("$2", \$$1)) with labels offset 0,0.7 font ",8" notitle, \\
-     "" using 0:$(($1 + 1)):(sprintf("$2", \$$(($1 + 1)))) with labels offset 0,0.7 font ",8" notitle, \\
-     "" using (\$0 + 0.25):$(($1 + 2)):(sprintf("$2", \$$(($1 + 2)))) with labels offset 0,0.7 font ",8" notitle
+     "" using (\$0 - 0.25):$1:(sprintf("$2", \$$1)) with labels offset 0,0.6 font ",7" notitle, \\
+     "" using 0:$(($1 + 1)):(sprintf("$2", \$$(($1 + 1)))) with labels offset 0,0.6 font ",7" notitle, \\
+     "" using (\$0 + 0.25):$(($1 + 2)):(sprintf("$2", \$$(($1 + 2)))) with labels offset 0,0.6 font ",7" notitle
 EOF
 }
 {
@@ -87,16 +95,18 @@ set style fill solid 0.85 border -1
 set logscale y
 set grid ytics mytics lc rgb "#dddddd"
 set key below horizontal
-set xtics ($xt) rotate by -20 nomirror
+set xtics ($xt) nomirror
 set xrange [-0.6:$last.6]
 set multiplot layout 1,2 title "$gtitle"
 set title "latency at 8 bytes (half round trip; lower is better)"
 set ylabel "us"
+set yrange [$(ymin 2):*]
 EOF
 	bars 2 "%.0f"
 	cat <<EOF
 set title "bandwidth at 64 KiB (64 KiB / latency; higher is better)"
 set ylabel "MB/s"
+set yrange [$(ymin 5):*]
 EOF
 	bars 5 "%.1f"
 	echo "unset multiplot"
