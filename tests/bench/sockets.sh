@@ -178,7 +178,7 @@ pingpong_lat() {
 # TCP; ps1, myri: ParaStation sockets on it); "LAT8 LAT64K" on stdout,
 # "-" for a size without a figure
 app_once() {
-	nic=$1 app=$2 l8=- l64=- rc=0 res=""
+	nic=$1 app=$2 l8="" l64="" rc=0 res=""
 	r64=$((rounds / 10))
 	pre="" mx="" penv=""
 	if [ "$nic" != eth ]; then
@@ -207,9 +207,10 @@ app_once() {
 		done ;;
 	mpi)
 		res=$(gx $((60 + rounds / 10)) 0 "mpirun $mx --host node0,node1 -n 2 mpipingpong 8:$rounds 65536:$r64 2>&1") || rc=$?
-		if [ "$rc" = 0 ] && printf '%s\n' "$res" | grep -q '^mpipingpong: rank 0 on node0, rank 1 on node1$'; then
+		# a size's line counts even if a later size failed
+		printf '%s\n' "$res" | grep -q '^mpipingpong: rank 0 on node0, rank 1 on node1$' &&
 			l8=$(pingpong_lat 8 "$res") l64=$(pingpong_lat 65536 "$res")
-		else
+		if [ "$rc" != 0 ] || [ -z "$l8" ] || [ -z "$l64" ]; then
 			app_fail "$nic" "$app" "$rc" "$res" "mpirun -n 2 mpipingpong:"
 			app_clean
 		fi ;;
@@ -226,9 +227,9 @@ app_once() {
 			echo "  pvm on $nic: the virtual machine of node0 and node1 did not start ($why); no PVM figures on $nic in this run; pvm said: $(printf '%s' "$res" | tr '\n' ' ')" >&2
 		else
 			res=$(gx $((60 + rounds / 10)) 0 "$pre pvmpingpong -t 30 8:$rounds 65536:$r64 2>&1") || rc=$?
-			if [ "$rc" = 0 ] && printf '%s\n' "$res" | grep -q '^pvmpingpong: .* on node0, .* on node1, route direct$'; then
+			printf '%s\n' "$res" | grep -q '^pvmpingpong: .* on node0, .* on node1, route direct$' &&
 				l8=$(pingpong_lat 8 "$res") l64=$(pingpong_lat 65536 "$res")
-			else
+			if [ "$rc" != 0 ] || [ -z "$l8" ] || [ -z "$l64" ]; then
 				app_fail "$nic" "$app" "$rc" "$res" "pvmpingpong:"
 			fi
 		fi
