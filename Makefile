@@ -12,8 +12,9 @@
 #   make bench-rv32       the Myrinet card's RV32IM core, MIPS -> build/bench/rv32.tsv
 #   make bench-lockstep   the benchmarks in virtual time, slowdown, determinism,
 #                         16 nodes -> build/bench/lockstep.tsv, lockstep-runs.tsv
-#   make bench-sockets    the protocol hierarchy: HAL, rawdata, ports, sockets
-#                         on ps1 and myri, kernel TCP -> build/bench/sockets.tsv
+#   make bench-sockets    the protocol hierarchy: HAL, rawdata, ports, sockets,
+#                         NetPIPE, MPI, PVM on ps1 and myri and kernel TCP
+#                         -> build/bench/sockets.tsv, sockets.png
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build

@@ -1,17 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --- unmodified Debian programs in the image: Open MPI, PVM, NetPIPE, ssh ---
 # (docs/apps.md) Our MPI programs (images/guest-tools/mpi/), built with the
-# host's mpicc; the ssh keys; and what else the image depends on.
+# host's mpicc; our PVM program (images/guest-tools/pvm/), built with the
+# packaged pvm3.h and libpvm3; the ssh keys; and what else the image
+# depends on.
 
 # MPI programs: the packaged mpicc (Open MPI's wrapper around gcc), linked
 # dynamically, so the image gets libmpi and the rest through ldd.
 MPICC := mpicc
 APPS_MPI_DIR := images/guest-tools/mpi
-APPS_MPI_PROGS := $(B)/guest/bin/mpitest $(B)/guest/bin/heat
+APPS_MPI_PROGS := $(B)/guest/bin/mpitest $(B)/guest/bin/heat $(B)/guest/bin/mpipingpong
 GUEST_TOOLS += $(APPS_MPI_PROGS)
 $(APPS_MPI_PROGS): $(B)/guest/bin/%: $(APPS_MPI_DIR)/%.c $(GUEST_TOOL_COMMON)
 	@mkdir -p $(dir $@)
 	$(call quiet,MPICC,$@)$(MPICC) $(GUEST_TOOL_CFLAGS) -o $@ $< -lm
+
+# PVM programs: pvm-dev's header and libpvm3.so, linked dynamically (the
+# image has libpvm3 already, for pvmd).
+APPS_PVM_DIR := images/guest-tools/pvm
+APPS_PVM_PROGS := $(B)/guest/bin/pvmpingpong
+GUEST_TOOLS += $(APPS_PVM_PROGS)
+$(APPS_PVM_PROGS): $(B)/guest/bin/%: $(APPS_PVM_DIR)/%.c $(GUEST_TOOL_COMMON)
+	@mkdir -p $(dir $@)
+	@test -e /usr/include/pvm3.h || { echo "$@: /usr/include/pvm3.h (package pvm-dev) is missing; run: make deps" >&2; exit 1; }
+	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $< -lpvm3
 
 # ssh keys, made once with dropbearkey and kept in build/ssh/ (make clean
 # leaves them, so the image stays the same): the nodes' host key and root's
