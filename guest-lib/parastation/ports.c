@@ -187,7 +187,6 @@ int ps_port_adopt(ps_port_t *p)
 {
 	struct pool *pl = p->pl;
 	uint32_t was = p->pid, me = getpid(), owner;
-	unsigned int n;
 	int err = 0;
 
 	if (was == me)
@@ -195,16 +194,13 @@ int ps_port_adopt(ps_port_t *p)
 	p->pid = me;		/* the lock word names its holder */
 	ports_lock(p);
 	owner = pl->port[p->id].owner;
-	if (owner != was)
+	/* the parent went on after the fork: our copy of its state is old */
+	if (owner != was || pl->port[p->id].uses != p->uses)
 		err = EADDRINUSE;
 	else if (ports_alive(was))
 		err = EBUSY;
-	if (!err) {
+	if (!err)
 		pl->port[p->id].owner = me;
-		for (n = 0; n < pl->nodes; n++)
-			if (PEER(p, n)->gpid == was)
-				PEER(p, n)->gpid = me;
-	}
 	ports_unlock(p);
 	if (err) {
 		p->pid = was;
@@ -261,6 +257,13 @@ static void local_traffic(ps_port_t *p)
 		ps_port_stall(p, 0);
 }
 
+void ps_port_touch(ps_port_t *p)
+{
+	ports_lock(p);
+	p->uses = ++p->pl->port[p->id].uses;
+	ports_unlock(p);
+}
+
 int ps_port_stall(ps_port_t *p, int ms)
 {
 	p->local_peers = ms == 0;
@@ -288,7 +291,7 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 	if (ps_port_sleeping(p, 1))
 		ev = PS_HAL_RX;
 	else if (p->local_peers && p->bell >= 0)
-		ev = ports_bell_wait(p, timeout_ms) > 0 ? PS_HAL_RX : 0;
+		ev = ports_bell_wait(p, timeout_ms);	/* PS_HAL_RX, 0, -1 */
 	else
 		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
 	ps_port_sleeping(p, 0);
@@ -307,7 +310,7 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 }
 
 /* A message went into the pool for port dport of this node: if its owner
- * sleeps, ring its doorbell (ports_kick.c). */
+ * sleeps, ring its doorbell (ports_kick.c).  Without the lock. */
 static void kick(ps_port_t *p, int dport)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* the queue, then the flag */
@@ -324,7 +327,7 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	struct iovec iov[2];
 	size_t off = 0, n, frag;
 	uint32_t k;
-	int ret, err, stalled, granted, local;
+	int ret, err, stalled, granted, local, ring;
 
 	if (!p || dport < 0 || dport >= PS_PORTS_MAX || (len && !buf)) {
 		errno = EINVAL;
@@ -362,6 +365,7 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 		iov[1] = (struct iovec){ .iov_base = (char *)buf + off,
 					 .iov_len = n };
 		for (;;) {
+			ring = 0;
 			/* one packet per lock: others get their turn */
 			ports_lock(p);
 			/* control packets first: an ABORT must not come
@@ -373,8 +377,9 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 				ret = err ? -1 : ps_hal_sendv(p->hal, dest, iov, 2);
 			if (!err)
 				err = ret ? errno : 0;
-			if (local && !ret && off + n == len)
-				kick(p, dport);
+			ring = local && !ret && off + n == len;
+			if (!ret)
+				p->uses = ++pl->port[p->id].uses;
 			stalled = 0;
 			if (!ret) {
 				pl->port[p->id].rleft -= BLOCKS(n);
@@ -395,6 +400,8 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 			if (ret && err != EAGAIN)
 				ports_abandon(p, dest, granted, off > 0);
 			ports_unlock(p);
+			if (ring)	/* no system call under the lock */
+				kick(p, dport);
 			if (!ret)
 				break;
 			if (err != EAGAIN) {

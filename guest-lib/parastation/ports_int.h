@@ -133,6 +133,9 @@ struct pool {
 		/* its owner sleeps on the NIC: a message delivered in the
 		 * pool rings its doorbell (ports_kick.c); no lock */
 		uint32_t waiting;
+		/* messages taken and sent by its owner: a child adopts the
+		 * port only if its parent did nothing since the fork */
+		uint32_t uses;
 	} port[PS_PORTS_MAX];
 };
 
@@ -155,6 +158,7 @@ struct ps_port {
 	uint32_t next_msgid;
 	struct lmsg *lhead, **ltail;	/* stashed, before those in the pool */
 	int bell;			/* our doorbell (ports_kick.c), or -1 */
+	uint32_t uses;			/* pool's port uses, as we last left it */
 	int local_peers;		/* messages come from this node: sleep
 					 * on NIC and doorbell, never stall */
 	int64_t reap_t;			/* last look for dead senders */
@@ -227,7 +231,8 @@ void ports_bell_close(ps_port_t *p);
 void ports_bell_ring(ps_port_t *p, int port);
 /* Empty our doorbell after a sleep. */
 void ports_bell_quiet(ps_port_t *p);
-/* Sleep in poll() on the NIC and our doorbell: 1 either rang, 0, -1. */
+/* Sleep in poll() on the NIC and our doorbell: PS_HAL_RX either rang, 0
+ * timeout, -1 (EINTR, ENODEV). */
 int ports_bell_wait(ps_port_t *p, int timeout_ms);
 
 /* ---- ports_flow.c ---- */

@@ -74,6 +74,7 @@ void ports_bell_ring(ps_port_t *p, int port)
 	struct sockaddr_un a;
 	socklen_t len = bell_addr(p, port, &a);
 	char b = 0;
+	int err = errno;	/* a ring that fails is no error of the send */
 	int fd = p->bell >= 0 ? p->bell :
 		 ps_sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -82,15 +83,18 @@ void ports_bell_ring(ps_port_t *p, int port)
 		ps_sys_sendto(fd, &b, 1, MSG_DONTWAIT, (struct sockaddr *)&a, len);
 	if (fd >= 0 && fd != p->bell)
 		ps_sys_close(fd);
+	errno = err;
 }
 
 void ports_bell_quiet(ps_port_t *p)
 {
+	int err = errno;	/* the caller's wait may have set it */
 	char b[64];
 
 	if (p->bell >= 0)
 		while (ps_sys_recv(p->bell, b, sizeof(b), MSG_DONTWAIT) > 0)
 			;
+	errno = err;
 }
 
 int ports_bell_wait(ps_port_t *p, int timeout_ms)
@@ -99,9 +103,12 @@ int ports_bell_wait(ps_port_t *p, int timeout_ms)
 		{ .fd = ps_hal_poll_fd(p->hal), .events = POLLIN },
 		{ .fd = p->bell, .events = POLLIN },
 	};
-	int n = ps_sys_poll(f, 2, timeout_ms);
 
-	if (n < 0)
-		return errno == EINTR ? 0 : -1;
-	return (f[0].revents & POLLIN) || (f[1].revents & POLLIN);
+	if (ps_sys_poll(f, 2, timeout_ms) < 0)
+		return -1;	/* EINTR too, as ps_hal_wait() */
+	if (f[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		errno = ENODEV;	/* the NIC is gone */
+		return -1;
+	}
+	return (f[0].revents | f[1].revents) & POLLIN ? PS_HAL_RX : 0;
 }

@@ -364,6 +364,7 @@ ssize_t ports_take(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		errno = EMSGSIZE;
 		return -1;
 	}
+	p->uses = ++p->pl->port[p->id].uses;
 	p->pl->port[p->id].head = fb->qnext;
 	if (!fb->qnext)
 		p->pl->port[p->id].tail = 0;

@@ -57,9 +57,13 @@ void ps_port_close(ps_port_t *p);
  * port the caller's, with the messages queued for it, once the process
  * that opened it has died (a daemon's parent exits after the fork).
  * Errors: EBUSY that process still lives (try again later); EADDRINUSE
- * the port was closed, or another process took it since.
+ * the port was closed, another process took it since, or the parent
+ * took or sent a message on it after the fork (our copy is old).
  */
 int ps_port_adopt(ps_port_t *p);
+/* The caller used the port's state beyond the pool (a socket layer's
+ * buffers): a child that forked before may no longer adopt it. */
+void ps_port_touch(ps_port_t *p);
 /* Let go of a handle without closing the port (one that is not ours). */
 void ps_port_forget(ps_port_t *p);
 /*
@@ -118,6 +122,7 @@ int ps_port_poll_fd(const ps_port_t *p);
 /*
  * Sleep until the NIC holds a packet, or timeout_ms (-1 forever): as the
  * wait in ps_port_recv(), which stalls on the NIC a while before it sleeps
+ * (with peers on this node: sleeps in poll() on the NIC and the doorbell)
  * in the driver, for the lowest latency.  1 a packet is there, 0 timeout;
  * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
  */

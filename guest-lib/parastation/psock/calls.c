@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ps_hal.h"
 #include "psock.h"
 
 #define API __attribute__((visibility("default")))
@@ -401,28 +402,34 @@ API int close(int fd)
 API int close_range(unsigned int first, unsigned int last, int flags)
 {
 	unsigned int top = last, from = first;
-	struct rlimit rl;
+	bool cloexec = flags & CLOSE_RANGE_CLOEXEC;
 
-	if (first > last) {
+	/* the kernel's errors before we forget anything */
+	if (first > last ||
+	    (flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur && top > rl.rlim_cur - 1)
-		top = rl.rlim_cur - 1;
-	for (unsigned int fd = first; fd <= top && fd >= first &&
-	     !(flags & CLOSE_RANGE_CLOEXEC); fd++)
+	/* our table ends there; the NIC's descriptors are below this too */
+	if (top >= (unsigned int)psock_fd_limit() + PS_HAL_FD_MIN + 64)
+		top = psock_fd_limit() + PS_HAL_FD_MIN + 64;
+	psock_lock();
+	for (unsigned int fd = first; fd <= top && fd >= first && !cloexec;
+	     fd++)
 		if (psock_own_fd(fd)) {
 			if (fd > from &&
-			    syscall(SYS_close_range, from, fd - 1, flags))
+			    syscall(SYS_close_range, from, fd - 1, flags)) {
+				psock_unlock();
 				return -1;
+			}
 			from = fd + 1;
-		} else if (psock_get(fd) || psock_epoll_any()) {
-			psock_lock();
+		} else {
 			psock_epoll_closed(fd);
 			psock_close(fd);
-			psock_unlock();
 		}
+	if (!cloexec && top < last)
+		psock_epoll_closed_range(top + 1, last);
+	psock_unlock();
 	if (from > last || from < first)	/* the last one was ours */
 		return 0;
 	return syscall(SYS_close_range, from, last, flags);

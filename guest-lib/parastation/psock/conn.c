@@ -34,6 +34,8 @@ static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
 static ps_port_t *heir;		/* the parent's, ours once it has gone */
 static int64_t heir_ms;		/* since (fork) */
 static bool port_shared;	/* we forked while holding port */
+static bool touch_due;		/* ... and have not used it since */
+static bool local_peer;		/* a peer on this node: port does not stall */
 static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
 static unsigned int hosts_nodes;
 static bool hosts_read;
@@ -69,7 +71,9 @@ void psock_say(const char *fmt, ...)
 			       O_CLOEXEC, 0644) : 2;
 	if (fd < 0)
 		return;
-	(void)!write(fd, line, n);	/* one write: lines do not mix */
+	/* one write, so lines do not mix; not our write(), which takes the
+	 * lock our caller may hold (fd 2 may be a socket of ours) */
+	(void)!syscall(SYS_write, fd, line, n);
 	if (fd != 2)
 		sys_close(fd);
 }
@@ -247,12 +251,14 @@ int psock_nic_fd(void)
 
 bool psock_nic_sleep(bool on)
 {
+	int err = errno;	/* after a poll() that was interrupted: EINTR */
 	bool queued = false;
 
 	psock_lock();
 	if (port)
 		queued = ps_port_sleeping(port, on);
 	psock_unlock();
+	errno = err;
 	return queued;
 }
 
@@ -266,6 +272,7 @@ void psock_port_wait(int timeout_ms)
 void psock_forked_parent(void)
 {
 	port_shared = port != NULL;
+	touch_due = port_shared;
 	for (uint32_t i = 0; i < psock_conn_limit(); i++)
 		if (psock_conn_at(i))
 			psock_conn_at(i)->shared = true;
@@ -282,6 +289,8 @@ void psock_forked_child(void)
 	port = NULL;
 	port_failed = false;
 	port_shared = false;
+	touch_due = false;
+	local_peer = false;
 	/* a client still waiting for its HELLO, and a server that has not
 	 * written its HELLO yet, go on with a port of their own; the others'
 	 * peers send to the parent's port */
@@ -449,6 +458,10 @@ void psock_pump(void)
 		psock_claim();
 	if (!port)
 		return;
+	if (touch_due) {	/* we go on after a fork: the child may not adopt */
+		ps_port_touch(port);
+		touch_due = false;
+	}
 	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
 				 0)) >= 0) {
 		STAT(ST_MSG_IN);
@@ -481,13 +494,11 @@ bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 
 void psock_local_peer(unsigned int node)
 {
-	static bool done;
-
-	if (done || !port || node != ps_port_node(port))
+	if (local_peer || !port || node != ps_port_node(port))
 		return;
 	/* our peer shares our CPU: spinning on the NIC would hold it off */
 	ps_port_stall(port, 0);
-	done = true;
+	local_peer = true;
 	psock_say("a peer on this node: waits sleep at once");
 }
 
@@ -504,7 +515,7 @@ int psock_node_at(in_addr_t a)
 		local = e && *e && strcmp(e, "0");
 	}
 	if ((ntohl(a) >> 24) == 127)	/* loopback: this node */
-		node = psock_port() ? (int)ps_port_node(port) : -1;
+		node = local && psock_port() ? (int)ps_port_node(port) : -1;
 	else
 		node = psock_node_of(a);
 	if (node >= 0 && !local && psock_port() &&

@@ -181,6 +181,21 @@ void psock_epoll_closed(int fd)
 	}
 }
 
+void psock_epoll_closed_range(unsigned int first, unsigned int last)
+{
+	struct ep *x = eps;
+
+	while (x) {
+		if ((unsigned int)x->epfd >= first &&
+		    (unsigned int)x->epfd <= last) {
+			psock_epoll_closed(x->epfd);	/* frees x */
+			x = eps;
+			continue;
+		}
+		x = x->next;
+	}
+}
+
 /* Our entries' events now; connections that became the kernel's move. */
 static int look(struct ep *x, struct epoll_event *out, int max)
 {

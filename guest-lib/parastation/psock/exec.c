@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,7 +60,7 @@ struct exec_fd {
 static bool put(int fd, const void *p, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = syscall(SYS_write, fd, p, len);
 
 		if (n <= 0)
 			return false;
@@ -72,7 +73,7 @@ static bool put(int fd, const void *p, size_t len)
 static bool get(int fd, void *p, size_t len)
 {
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		ssize_t n = syscall(SYS_read, fd, p, len);
 
 		if (n <= 0)
 			return false;
@@ -109,7 +110,9 @@ static bool write_conn(int mfd, const struct psock_conn *c)
 	return true;
 }
 
-/* The state in a memfd that survives exec; -1 when there is none. */
+/* The state in a memfd that survives exec; -1 when there is none.  Returns
+ * with the lock held when it made one: no other thread may take in or send
+ * until the exec (exec_undo() gives it back if the exec fails). */
 static int exec_save(void)
 {
 	struct exec_head h = { .magic = EXEC_MAGIC,
@@ -165,7 +168,6 @@ static int exec_save(void)
 	/* the NIC stays open across the exec: the board keeps its user */
 	sys_fcntl(h.nic_fd, F_SETFD, 0);
 	lseek(mfd, 0, SEEK_SET);
-	psock_unlock();
 	return mfd;
 fail:
 	psock_say("exec: connections not kept: %s", strerror(errno));
@@ -184,6 +186,7 @@ static void exec_undo(int mfd)
 	if (port)
 		sys_fcntl(ps_port_poll_fd(port), F_SETFD, FD_CLOEXEC);
 	sys_close(mfd);
+	psock_unlock();
 	errno = e;
 }
 
@@ -192,7 +195,8 @@ static struct psock_conn *read_conn(int mfd)
 	struct psock_conn *c = malloc(sizeof(*c));
 	uint32_t n;
 
-	if (!c || !get(mfd, c, sizeof(*c)) || !get(mfd, &n, sizeof(n))) {
+	if (!c || !get(mfd, c, sizeof(*c)) || !get(mfd, &n, sizeof(n)) ||
+	    c->id >= (1u << 20)) {
 		free(c);
 		return NULL;
 	}
@@ -203,6 +207,7 @@ static struct psock_conn *read_conn(int mfd)
 		struct psock_chunk *k;
 
 		if (!get(mfd, &e, sizeof(e)) || e.len > PSOCK_WINDOW * 4 ||
+		    e.off > e.len ||
 		    !(k = malloc(sizeof(*k) + e.len)) ||
 		    !get(mfd, k->data, e.len))
 			goto fail;
@@ -234,18 +239,24 @@ void psock_exec_resume(void)
 {
 	const char *env = getenv(EXEC_ENV);
 	struct exec_head h;
+	struct stat st;
 	ps_port_t *port;
-	int mfd;
+	int mfd = -1, pid = 0;
 
 	if (!env)
 		return;
-	mfd = atoi(env);
+	/* ours only if this process wrote it (not a grandchild's, after an
+	 * image without the library), and a memfd still */
+	if (sscanf(env, "%d:%d", &pid, &mfd) != 2 || pid != getpid() ||
+	    mfd < 0 || fstat(mfd, &st) || !S_ISREG(st.st_mode)) {
+		unsetenv(EXEC_ENV);
+		return;
+	}
 	unsetenv(EXEC_ENV);
-	if (mfd < 0 || !get(mfd, &h, sizeof(h)) || h.magic != EXEC_MAGIC ||
+	if (!get(mfd, &h, sizeof(h)) || h.magic != EXEC_MAGIC ||
 	    h.conn_size != sizeof(struct psock_conn)) {
-		psock_say("exec: no state in %s=%s", EXEC_ENV, env);
-		if (mfd > 2)
-			sys_close(mfd);
+		psock_say("exec: no state in memfd %d", mfd);
+		sys_close(mfd);
 		return;
 	}
 	h.nic[sizeof(h.nic) - 1] = 0;
@@ -297,7 +308,7 @@ static char **env_with(char *const envp[], int mfd, char *var, size_t size)
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(envp[i], EXEC_ENV "=", sizeof(EXEC_ENV)))
 			e[k++] = envp[i];
-	snprintf(var, size, "%s=%d", EXEC_ENV, mfd);
+	snprintf(var, size, "%s=%d:%d", EXEC_ENV, getpid(), mfd);
 	e[k++] = var;
 	e[k] = NULL;
 	return e;
@@ -308,7 +319,7 @@ typedef int exec_fn(const void *what, char *const argv[], char *const envp[]);
 static int exec_kept(exec_fn *fn, const void *what, char *const argv[],
 		     char *const envp[])
 {
-	char var[32], **e;
+	char var[48], **e;
 	int mfd = exec_save(), ret;
 
 	if (mfd < 0)

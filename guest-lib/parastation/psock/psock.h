@@ -97,6 +97,7 @@ struct psock_conn {
 	in_addr_t udp_peer;	/* connect(): the only sender, 0 none */
 	uint16_t udp_peer_port;
 	unsigned long udp_dropped;
+	bool udp_heard;		/* a datagram came over ports */
 };
 
 static inline int64_t psock_ms_now(void)
@@ -277,6 +278,8 @@ bool psock_epoll_has(int epfd);
 bool psock_epoll_any(void);
 /* fd is closed: out of every epoll, and its table if it was one. */
 void psock_epoll_closed(int fd);
+/* The same for the epoll descriptors among first..last (close_range). */
+void psock_epoll_closed_range(unsigned int first, unsigned int last);
 int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		     int timeout_ms);
 

@@ -204,6 +204,11 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 	if (!c || (c->udp_peer && (psock_node_at(c->udp_peer) != (int)node ||
 				   c->udp_peer_port != src)))
 		return;		/* a connected socket takes only its peer's */
+	if (!c->udp_heard) {	/* once per socket, for PS_SOCK_DEBUG */
+		c->udp_heard = true;
+		psock_say("udp %u: datagrams over ports, the first from node %u",
+			  c->udp_port, node);
+	}
 	if (c->rx_bytes + len > PSOCK_UDP_QUEUE ||
 	    !psock_chunk_add(c, data, len, node, src))
 		c->udp_dropped++;

@@ -95,7 +95,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 	}
 	for (bool stirred = false;;) {
-		bool only_ours;
+		bool only_ours, bell;
 		int ready = look(fds, n, kfds, pass, &only_ours, stirred);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
 		int nic = psock_nic_fd();
@@ -122,11 +122,12 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
-		/* a message from this node does not pass the NIC: kick us */
-		if (wait && kn > n && psock_nic_sleep(true))
+		/* a message from this node does not pass the NIC: ring us */
+		bell = wait && kn > n;
+		if (bell && psock_nic_sleep(true))
 			wait = 0;
 		ret = sys_poll(kfds, kn, wait);
-		if (kn > n)
+		if (bell)
 			psock_nic_sleep(false);
 		if (ret < 0)
 			break;
