@@ -10,7 +10,10 @@
 #     ParaStation sockets on each NIC (LD_PRELOAD of libpsock.so with
 #     PS_HAL): NetPIPE (Debian's NPtcp), Open MPI (mpipingpong, 2 ranks)
 #     and PVM (pvmpingpong, a virtual machine of the 2 nodes, direct
-#     task-to-task route).
+#     task-to-task route);
+#   - Socket (self), both ends on node0 over 127.0.0.1: through the
+#     node's pool (PS_SOCK_LOCAL=1) on each NIC, and the kernel's loopback
+#     (eth).
 # Ping-pong: latency = half the round trip at 8 bytes, bandwidth = S /
 # latency at 65536 bytes.  Each point is measured SOCK_BENCH_REPS (5)
 # times, the layers (and the programs on the three paths) alternating,
@@ -78,6 +81,10 @@ paper() {	# paper NIC LAYER SIZE
 	"eth mpi 65536") echo "P4 on Ethernet: 0.95 MB/s Alpha (004 Table 3)" ;;
 	"eth pvm 8") echo "539 us Alpha, 388 us PC (004 Table 3); 220 us (000/003 sec. 5)" ;;
 	"eth pvm 65536") echo "0.84 MB/s Alpha, 0.86 MB/s PC (004 Table 3)" ;;
+	"ps1 self 8"|"myri self 8") echo "Socket (self): 6.4 us Alpha, 4.82 us PC (004 Table 3)" ;;
+	"ps1 self 65536"|"myri self 65536") echo "Socket (self): 85 MB/s Alpha, 88 MB/s PC (004 Table 3)" ;;
+	"eth self 8") echo "OS Socket (self): 195 us Alpha, 288 us PC (004 Table 3)" ;;
+	"eth self 65536") echo "OS Socket (self): 33 MB/s Alpha, 30 MB/s PC (004 Table 3)" ;;
 	*) echo "-" ;;
 	esac
 }
@@ -118,6 +125,15 @@ pair_once() {	# pair_once NIC LAYER SIZE: one run, its latency on stdout
 		ex 1 "p=\$(cat /tmp/sock-srv.pid); i=0; while [ -e /proc/\$p ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done; kill \$p 2>/dev/null; true" >/dev/null 2>&1 || true
 		layer=tcp ;;	# its output is tcpbench's
 	tcp)	res=$(gx $lim 0 "tcpbench client node1 -r 20 --pingpong -s $size -n $((n - w)) -w $w -b 65536" 2>&1) || true ;;
+	self)	# both ends on node0 over 127.0.0.1: through the node's pool
+		# (PS_SOCK_LOCAL=1), or, as eth, the kernel's loopback
+		p=""
+		[ "$nic" = eth ] || p="PS_SOCK_LOCAL=1 psrun --hal $nic"
+		bg 0 "echo \$\$ > /tmp/self-srv.pid; exec $p tcpbench server -p 5012 -1"
+		sleep 0.5
+		res=$(gx $lim 0 "$p tcpbench client 127.0.0.1 -p 5012 -r 20 --pingpong -s $size -n $((n - w)) -w $w -b 65536" 2>&1) || true
+		ex 0 "p=\$(cat /tmp/self-srv.pid); i=0; while [ -e /proc/\$p ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done; kill \$p 2>/dev/null; true" >/dev/null 2>&1 || true
+		layer=tcp ;;
 	esac
 	pair_latency "$layer" "$size" "$res"
 }
@@ -285,6 +301,9 @@ for nic in ps1 myri; do
 	alternate 8 "$nic:hal" "$nic:rawdata" "$nic:ports" "$nic:sockets" "eth:tcp"
 	alternate 65536 "$nic:ports" "$nic:sockets" "eth:tcp"
 done
+echo "== Socket (self): both ends on node0"
+alternate 8 "ps1:self" "myri:self" "eth:self"
+alternate 65536 "ps1:self" "myri:self" "eth:self"
 if [ -n "$apps" ]; then
 	echo "== $apps: kernel TCP (eth) and ParaStation sockets (ps1, myri)"
 	# the first ssh of a node may wait for the kernel's entropy
@@ -309,9 +328,9 @@ awk -F'\t' '
 	END {
 		printf "  %-9s %21s %21s %21s\n", "", "ps1 (board)", "myri (Myrinet)", "eth (kernel TCP)"
 		printf "  %-9s %10s %10s %10s %10s %10s %10s\n", "layer", "us", "MB/s", "us", "MB/s", "us", "MB/s"
-		split("hal rawdata ports sockets netpipe mpi pvm", L, " ")
+		split("hal rawdata ports sockets netpipe mpi pvm self", L, " ")
 		split("ps1 myri eth", N, " ")
-		for (i = 1; i <= 7; i++) {
+		for (i = 1; i <= 8; i++) {
 			line = sprintf("  %-9s", L[i])
 			for (k = 1; k <= 3; k++)
 				line = line sprintf(" %10s %10s", f(lat[N[k], L[i]], "%.1f"), f(bw[N[k], L[i]], "%.2f"))
