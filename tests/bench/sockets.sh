@@ -128,7 +128,7 @@ pair_once() {	# pair_once NIC LAYER SIZE: one run, its latency on stdout
 	self)	# both ends on node0 over 127.0.0.1: through the node's pool
 		# (PS_SOCK_LOCAL=1), or, as eth, the kernel's loopback
 		p=""
-		[ "$nic" = eth ] || p="PS_SOCK_LOCAL=1 psrun --hal $nic"
+		[ "$nic" = eth ] || p="env PS_SOCK_LOCAL=1 psrun --hal $nic"
 		bg 0 "echo \$\$ > /tmp/self-srv.pid; exec $p tcpbench server -p 5012 -1"
 		sleep 0.5
 		res=$(gx $lim 0 "$p tcpbench client 127.0.0.1 -p 5012 -r 20 --pingpong -s $size -n $((n - w)) -w $w -b 65536" 2>&1) || true
