@@ -159,6 +159,7 @@ struct ps_port {
 	struct lmsg *lhead, **ltail;	/* stashed, before those in the pool */
 	int bell;			/* our doorbell (ports_kick.c), or -1 */
 	uint32_t uses;			/* pool's port uses, as we last left it */
+	uint64_t ring;			/* doorbells to ring once we unlock */
 	int local_peers;		/* messages come from this node: sleep
 					 * on NIC and doorbell, never stall */
 	int64_t reap_t;			/* last look for dead senders */

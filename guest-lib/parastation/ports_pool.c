@@ -54,7 +54,15 @@ void ports_lock(ps_port_t *p)
 
 void ports_unlock(ps_port_t *p)
 {
+	uint64_t ring = p->ring;
+
+	p->ring = 0;
 	__atomic_store_n(&p->pl->lock, 0, __ATOMIC_RELEASE);
+	/* messages we took in for ports whose owners sleep: wake them now,
+	 * not at their next look (PS_PORT_POLL_MS) */
+	for (int i = 0; ring; i++, ring >>= 1)
+		if (ring & 1)
+			ports_bell_ring(p, i);
 }
 
 int ports_alive(uint32_t pid)
@@ -270,6 +278,10 @@ static int take_in(ps_port_t *p, unsigned int src, const struct ps_port_hdr *h,
 		else
 			pl->port[h->dport].head = m;
 		pl->port[h->dport].tail = m;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* queue, then flag */
+		if (h->dport != p->id && !local &&
+		    __atomic_load_n(&pl->port[h->dport].waiting, __ATOMIC_SEQ_CST))
+			p->ring |= 1ull << h->dport;
 	} else if (h->offset == 0) {
 		B(p, m)->qnext = pl->plist;
 		pl->plist = m;

@@ -113,8 +113,9 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 /*
  * A file descriptor to wait on with poll/select/epoll next to others:
  * POLLIN when the NIC holds a packet, which may be for this port.  A
- * message that another process of the node took in for this port does
- * not wake it: look with ps_port_recv() again within PS_PORT_POLL_MS.
+ * message that another process of the node took in for this port rings
+ * the port's doorbell instead (ps_port_bell_fd()); without one, look
+ * with ps_port_recv() again within PS_PORT_POLL_MS.
  * Never read, write or close it.
  */
 #define PS_PORT_POLL_MS	2
