@@ -90,6 +90,15 @@ static bool survives(int fd)
 	return f >= 0 && !(f & FD_CLOEXEC);
 }
 
+/* c (may be NULL) has a descriptor that survives the exec */
+static bool kept(const struct psock_conn *c)
+{
+	for (int fd = 0; c && fd < psock_fd_limit(); fd++)
+		if (psock_get(fd) == c && survives(fd))
+			return true;
+	return false;
+}
+
 static bool write_conn(int mfd, const struct psock_conn *c)
 {
 	uint32_t n = 0;
@@ -134,28 +143,14 @@ static int exec_save(void)
 	for (int fd = 0; fd < psock_fd_limit(); fd++)
 		if (psock_get(fd) && survives(fd))
 			h.nfds++;
-	for (uint32_t i = 0; i < psock_conn_limit(); i++) {
-		struct psock_conn *c = psock_conn_at(i);
-		int fd;
-
-		for (fd = 0; c && fd < psock_fd_limit(); fd++)
-			if (psock_get(fd) == c && survives(fd))
-				break;
-		h.nconns += c && fd < psock_fd_limit();
-	}
+	for (uint32_t i = 0; i < psock_conn_limit(); i++)
+		h.nconns += kept(psock_conn_at(i));
 	mfd = memfd_create("psock-exec", 0);
 	if (mfd < 0 || !put(mfd, &h, sizeof(h)))
 		goto fail;
-	for (uint32_t i = 0; i < psock_conn_limit(); i++) {
-		struct psock_conn *c = psock_conn_at(i);
-		int fd;
-
-		for (fd = 0; c && fd < psock_fd_limit(); fd++)
-			if (psock_get(fd) == c && survives(fd))
-				break;
-		if (c && fd < psock_fd_limit() && !write_conn(mfd, c))
+	for (uint32_t i = 0; i < psock_conn_limit(); i++)
+		if (kept(psock_conn_at(i)) && !write_conn(mfd, psock_conn_at(i)))
 			goto fail;
-	}
 	for (int fd = 0; fd < psock_fd_limit(); fd++) {
 		struct exec_fd e = { .fd = fd };
 
