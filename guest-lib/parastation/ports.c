@@ -112,8 +112,14 @@ static ps_port_t *port_open(int port, bool resume)
 	if (!err) {
 		if (!resume && pl->port[port].owner)	/* a dead process's */
 			ports_queue_free(p, port);
-		if (!resume)
+		if (!resume) {
 			pl->port[port].rleft = 0;
+			pl->port[port].rx_ms = 0;
+		}
+		/* none of the new owner's threads sleeps; after an exec
+		 * none of the old image's does either */
+		pl->port[port].waiting = 0;
+		pl->port[port].watching = 0;
 		pl->port[port].owner = p->pid;
 		p->id = port;
 		p->ltail = &p->lhead;
@@ -199,8 +205,11 @@ int ps_port_adopt(ps_port_t *p)
 		err = EADDRINUSE;
 	else if (ports_alive(was))
 		err = EBUSY;
-	if (!err)
+	if (!err) {
 		pl->port[p->id].owner = me;
+		pl->port[p->id].waiting = 0;	/* the parent's sleepers */
+		pl->port[p->id].watching = 0;
+	}
 	ports_unlock(p);
 	if (err) {
 		p->pid = was;
@@ -275,26 +284,24 @@ int ps_port_bell_fd(const ps_port_t *p)
 	return p->bell;
 }
 
-int ps_port_sleeping(ps_port_t *p, int on)
-{
-	__atomic_store_n(&p->pl->port[p->id].waiting, !!on, __ATOMIC_SEQ_CST);
-	if (!on)
-		ports_bell_quiet(p);
-	return on && (p->lhead ||
-		      __atomic_load_n(&p->pl->port[p->id].head, __ATOMIC_SEQ_CST));
-}
-
 int ps_port_wait(ps_port_t *p, int timeout_ms)
 {
-	int ev;
+	int ev, watch;
 
-	if (ps_port_sleeping(p, 1))
+	/* a stall watches the NIC, whoever else does */
+	int bell = p->local_peers && p->bell >= 0;
+
+	if (ports_sleep(p, !bell, &watch)) {
 		ev = PS_HAL_RX;
-	else if (p->local_peers && p->bell >= 0)
-		ev = ports_bell_wait(p, timeout_ms);	/* PS_HAL_RX, 0, -1 */
-	else
+	} else if (bell) {
+		/* another watches the NIC: look again soon (ports_kick.c) */
+		if (!watch && (timeout_ms < 0 || timeout_ms > PS_PORT_POLL_MS))
+			timeout_ms = PS_PORT_POLL_MS;
+		ev = ports_bell_wait(p, timeout_ms, watch);
+	} else {
 		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
-	ps_port_sleeping(p, 0);
+	}
+	ps_port_awake(p, watch);
 	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
 }
 
@@ -425,6 +432,16 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 		off += n;
 	} while (off < len);
 	return 0;
+}
+
+int ps_port_quiet(ps_port_t *p)
+{
+	struct pool *pl = p->pl;
+
+	return !p->lhead &&
+	       !__atomic_load_n(&pl->port[p->id].head, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&pl->npend, __ATOMIC_RELAXED) &&
+	       !(ps_hal_status(p->hal) & PS_HAL_RX);
 }
 
 ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,

@@ -35,7 +35,7 @@ _Static_assert(sizeof(struct ps_port_hdr) + BLOCK_DATA == 508,
 #define WAIT_MS		PS_PORT_POLL_MS	/* longest sleep before looking
 					 * again: another process may have
 					 * queued our message */
-#define POOL_READY	0x33505350u	/* "PSP3": set up by this protocol */
+#define POOL_READY	0x34505350u	/* "PSP4": set up by this protocol */
 
 /* Wire: data packets have dport < PS_PORTS_MAX, and SPORT_GRANT in sport
  * when the message uses a grant.  Control packets: */
@@ -130,14 +130,21 @@ struct pool {
 		uint32_t rdest, rleft, rmsgid, rgrant;
 		/* ABORT owed for a message its dead sender left */
 		uint32_t abort, adest, amsgid;
-		/* its owner sleeps on the NIC: a message delivered in the
-		 * pool rings its doorbell (ports_kick.c); no lock */
-		uint32_t waiting;
+		/* its owner's threads asleep, and those of them on the NIC:
+		 * a message delivered in the pool rings its doorbell
+		 * (ports_kick.c); no lock */
+		uint32_t waiting, watching;
 		/* messages taken and sent by its owner: a child adopts the
 		 * port only if its parent did nothing since the fork */
 		uint32_t uses;
+		/* its last message from the NIC (ms): it watches the NIC
+		 * (ports_kick.c); no lock */
+		int64_t rx_ms;
 	} port[PS_PORTS_MAX];
 };
+
+#define WARM_MS		20	/* a port with a message from the NIC as
+				 * recent as this watches the NIC */
 
 #define ALIGN8(x)	(((x) + 7) & ~(size_t)7)
 
@@ -232,9 +239,11 @@ void ports_bell_close(ps_port_t *p);
 void ports_bell_ring(ps_port_t *p, int port);
 /* Empty our doorbell after a sleep. */
 void ports_bell_quiet(ps_port_t *p);
-/* Sleep in poll() on the NIC and our doorbell: PS_HAL_RX either rang, 0
- * timeout, -1 (EINTR, ENODEV). */
-int ports_bell_wait(ps_port_t *p, int timeout_ms);
+/* ps_port_sleep(), watching the NIC if must_watch (a stall does) */
+int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic);
+/* Sleep in poll() on our doorbell, and the NIC if watch_nic
+ * (ps_port_sleep()): PS_HAL_RX either rang, 0 timeout, -1 (EINTR, ENODEV). */
+int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic);
 
 /* ---- ports_flow.c ---- */
 

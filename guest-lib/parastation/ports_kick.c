@@ -12,11 +12,23 @@
  * (no file to clean up, gone with its last holder).  A sender rings it
  * when the port's owner said it sleeps (pool flag "waiting"); the owner
  * sleeps in poll() on the NIC and its doorbell.
+ *
+ * Who watches the NIC: every process asleep on it wakes for every packet,
+ * and on a one-CPU guest each wake of a process the packet is not for
+ * delays the one it is for (a PVM daemon beside its task made the task's
+ * round trip half as slow again).  So the ports that got a message from
+ * the NIC in the last WARM_MS watch it; another port sleeps on its
+ * doorbell alone while one of them lives: whoever takes its messages in
+ * rings it.  When no watcher is asleep (they compute), a port asleep on
+ * its doorbell takes in what came itself when it looks again, within
+ * PS_PORT_POLL_MS; and every process takes in whenever it enters the
+ * library.  A port with traffic of its own watches again at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -97,18 +109,77 @@ void ports_bell_quiet(ps_port_t *p)
 	errno = err;
 }
 
-int ports_bell_wait(ps_port_t *p, int timeout_ms)
+int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic)
 {
 	struct pollfd f[2] = {
-		{ .fd = ps_hal_poll_fd(p->hal), .events = POLLIN },
 		{ .fd = p->bell, .events = POLLIN },
+		{ .fd = ps_hal_poll_fd(p->hal), .events = POLLIN },
 	};
 
-	if (ps_sys_poll(f, 2, timeout_ms) < 0)
+	if (ps_sys_poll(f, watch_nic ? 2 : 1, timeout_ms) < 0)
 		return -1;	/* EINTR too, as ps_hal_wait() */
-	if (f[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+	if (watch_nic && (f[1].revents & (POLLERR | POLLHUP | POLLNVAL))) {
 		errno = ENODEV;	/* the NIC is gone */
 		return -1;
 	}
-	return (f[0].revents | f[1].revents) & POLLIN ? PS_HAL_RX : 0;
+	return (f[0].revents | (watch_nic ? f[1].revents : 0)) & POLLIN ?
+	       PS_HAL_RX : 0;
+}
+
+static bool warm(struct pool *pl, int i, int64_t now)
+{
+	return now - __atomic_load_n(&pl->port[i].rx_ms, __ATOMIC_RELAXED) <
+	       WARM_MS;
+}
+
+/* Another live port of the node watches the NIC, or will soon. */
+static bool nic_watched(ps_port_t *p, int64_t now)
+{
+	struct pool *pl = p->pl;
+
+	for (int i = 0; i < PS_PORTS_MAX; i++) {
+		uint32_t owner = __atomic_load_n(&pl->port[i].owner,
+						 __ATOMIC_RELAXED);
+
+		if (i == p->id || !owner ||
+		    (!__atomic_load_n(&pl->port[i].watching, __ATOMIC_SEQ_CST) &&
+		     !warm(pl, i, now)))
+			continue;
+		/* one killed in its sleep watches no more */
+		if (ports_alive(owner))
+			return true;
+	}
+	return false;
+}
+
+int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic)
+{
+	struct pool *pl = p->pl;
+	int64_t now = now_ms();
+	int watch = must_watch || p->bell < 0 || warm(pl, p->id, now) ||
+		    !nic_watched(p, now);
+
+	if (watch)
+		__atomic_add_fetch(&pl->port[p->id].watching, 1,
+				   __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&pl->port[p->id].waiting, 1, __ATOMIC_SEQ_CST);
+	*watch_nic = watch;
+	return p->lhead ||
+	       __atomic_load_n(&pl->port[p->id].head, __ATOMIC_SEQ_CST);
+}
+
+int ps_port_sleep(ps_port_t *p, int *watch_nic)
+{
+	return ports_sleep(p, 0, watch_nic);
+}
+
+void ps_port_awake(ps_port_t *p, int watch_nic)
+{
+	struct pool *pl = p->pl;
+
+	__atomic_sub_fetch(&pl->port[p->id].waiting, 1, __ATOMIC_SEQ_CST);
+	if (watch_nic)
+		__atomic_sub_fetch(&pl->port[p->id].watching, 1,
+				   __ATOMIC_SEQ_CST);
+	ports_bell_quiet(p);
 }

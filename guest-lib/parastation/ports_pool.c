@@ -278,6 +278,9 @@ static int take_in(ps_port_t *p, unsigned int src, const struct ps_port_hdr *h,
 		else
 			pl->port[h->dport].head = m;
 		pl->port[h->dport].tail = m;
+		if (!local)	/* who watches the NIC (ports_kick.c) */
+			__atomic_store_n(&pl->port[h->dport].rx_ms, now_ms(),
+					 __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* queue, then flag */
 		if (h->dport != p->id && !local &&
 		    __atomic_load_n(&pl->port[h->dport].waiting, __ATOMIC_SEQ_CST))

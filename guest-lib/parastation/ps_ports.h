@@ -111,6 +111,13 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		     size_t len, int timeout_ms);
 
 /*
+ * 1 if a ps_port_recv() now would find nothing and have nothing to do:
+ * no message queued, no packet in the NIC, no control packet owed.  Does
+ * not take the node's lock, which a process that only looks should not
+ * fight for with those that receive.
+ */
+int ps_port_quiet(ps_port_t *p);
+/*
  * A file descriptor to wait on with poll/select/epoll next to others:
  * POLLIN when the NIC holds a packet, which may be for this port.  A
  * message that another process of the node took in for this port rings
@@ -132,13 +139,17 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * A message from another process of this node does not pass the NIC: the
  * sender rings the port's doorbell, a descriptor to poll next to
  * ps_port_poll_fd() (POLLIN; -1 if the port has none, then look again
- * within PS_PORT_POLL_MS).  Never read or close it.  Around such a sleep
- * call ps_port_sleeping(p, 1), which returns 1 if a message is queued
- * already (do not sleep), and ps_port_sleeping(p, 0) after.
+ * within PS_PORT_POLL_MS).  Never read or close it.  Before such a sleep
+ * call ps_port_sleep(): 1 if a message is queued already (do not sleep);
+ * else 0, and *watch_nic says whether to poll ps_port_poll_fd() too.  It
+ * is 0 while another process of the node watches the NIC for us: then
+ * sleep at most PS_PORT_POLL_MS.  Call ps_port_awake() after the sleep,
+ * with the same *watch_nic.  Threads of the process may sleep at once.
  * ps_port_recv() and ps_port_wait() do all this themselves.
  */
 int ps_port_bell_fd(const ps_port_t *p);
-int ps_port_sleeping(ps_port_t *p, int on);
+int ps_port_sleep(ps_port_t *p, int *watch_nic);
+void ps_port_awake(ps_port_t *p, int watch_nic);
 /*
  * ps_hal_stall() of the port's NIC.  0 when messages come from this node:
  * a stall would hold off their sender on a one-CPU guest, and the waits

@@ -249,17 +249,30 @@ int psock_nic_fd(void)
 	return port ? ps_port_poll_fd(port) : -1;
 }
 
-bool psock_nic_sleep(bool on)
+bool psock_nic_sleep(bool *watch_nic)
 {
 	int err = errno;	/* after a poll() that was interrupted: EINTR */
+	int watch = 1;
 	bool queued = false;
 
 	psock_lock();
 	if (port)
-		queued = ps_port_sleeping(port, on);
+		queued = ps_port_sleep(port, &watch);
 	psock_unlock();
+	*watch_nic = watch;
 	errno = err;
 	return queued;
+}
+
+void psock_nic_awake(bool watch_nic)
+{
+	int err = errno;
+
+	psock_lock();
+	if (port)
+		ps_port_awake(port, watch_nic);
+	psock_unlock();
+	errno = err;
 }
 
 void psock_port_wait(int timeout_ms)
@@ -462,6 +475,8 @@ void psock_pump(void)
 		ps_port_touch(port);
 		touch_due = false;
 	}
+	if (ps_port_quiet(port))
+		return;
 	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
 				 0)) >= 0) {
 		STAT(ST_MSG_IN);
@@ -757,11 +772,12 @@ unsigned long psock_stats[ST_N];
 
 __attribute__((destructor)) static void psock_exit(void)
 {
-	psock_say("stats: poll %lu (slept %lu, on the NIC %lu), epoll %lu "
+	psock_say("stats: poll %lu (slept %lu, on the NIC %lu, on the "
+		  "doorbell alone %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
-		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
+		  psock_stats[ST_POLL_BELL], psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);
 	psock_lock();

@@ -285,15 +285,19 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			 */
 			struct pollfd p[3] = {
 				{ .fd = epfd, .events = POLLIN },
-				{ .fd = psock_nic_fd(), .events = POLLIN },
 				{ .fd = psock_bell_fd(), .events = POLLIN },
+				{ .fd = psock_nic_fd(), .events = POLLIN },
 			};
+			bool watch;
 
 			STAT(ST_EPOLL_SLEEP);
-			if (!psock_nic_sleep(true))
-				sys_poll(p, p[1].fd < 0 ? 1 : p[2].fd < 0 ? 2 : 3,
-					 wait);
-			psock_nic_sleep(false);
+			if (p[2].fd < 0) {
+				sys_poll(p, p[1].fd < 0 ? 1 : 2, wait);
+			} else {
+				if (!psock_nic_sleep(&watch))
+					sys_poll(p, watch ? 3 : 2, wait);
+				psock_nic_awake(watch);
+			}
 		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
 			    max - got < 64 ? max - got : 64, 0);

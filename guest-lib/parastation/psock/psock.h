@@ -113,6 +113,7 @@ enum {
 	ST_POLL,		/* psock_poll calls */
 	ST_POLL_SLEEP,		/* ... that slept in poll() */
 	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
+	ST_POLL_BELL,		/* ... on the doorbell alone (ps_port_sleep) */
 	ST_EPOLL,		/* psock_epoll_wait calls */
 	ST_EPOLL_SLEEP,
 	ST_MSG_IN,		/* messages taken in */
@@ -194,9 +195,11 @@ void psock_port_wait(int timeout_ms);
  * doorbell (messages from this node), -1 without one. */
 int psock_nic_fd(void);
 int psock_bell_fd(void);
-/* Around a sleep on it (without the lock): true if a message from this
- * node is queued already (ps_port_sleeping()). */
-bool psock_nic_sleep(bool on);
+/* Before a sleep on the doorbell (without the lock): true if a message
+ * is queued already, *watch_nic whether to poll the NIC too
+ * (ps_port_sleep()); psock_nic_awake(*watch_nic) after. */
+bool psock_nic_sleep(bool *watch_nic);
+void psock_nic_awake(bool watch_nic);
 /* The process forked: both hold the connections; the child gets the
  * ones on ports when the parent has gone (psock_claim()). */
 void psock_forked_parent(void);

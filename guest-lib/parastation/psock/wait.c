@@ -5,11 +5,12 @@
  * Our connections are answered from the library's state; everything else,
  * and what our connections still need from the kernel (set-up bytes, the
  * end of the stream), from the kernel.  When nothing is ready we sleep on
- * all of those and on the NIC, and look again at least every
- * PS_PORT_POLL_MS, since another process of the node may have taken in
- * our message.  When only our connections are waited on, the NIC wait of
- * the ports layer is used instead: it stalls on the NIC first, for the
- * latency of ports.
+ * all of those, on our port's doorbell (rung when another process of the
+ * node takes in our message) and on the NIC; or, while another process
+ * of the node watches the NIC for us, on the doorbell alone and at most
+ * BELL_MS (ports_kick.c).  When only our connections are waited on, the
+ * NIC wait of the ports layer is used instead: it stalls on the NIC
+ * first, for the latency of ports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +23,8 @@
 #include "psock.h"
 
 #define STACK_FDS	16
+#define WATCH_MS	100	/* longest sleep on NIC and doorbell */
+#define BELL_MS		20	/* ... on the doorbell alone (ports_kick.c) */
 
 static int64_t us_now(void)
 {
@@ -95,12 +98,21 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 	}
 	for (bool stirred = false;;) {
-		bool only_ours, bell;
+		bool only_ours, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, stirred);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
 		int nic = psock_nic_fd();
 		nfds_t kn = n;
+		bool watch = true;
 
+		if (wait && nic >= 0 && !only_ours) {
+			sleeping = true;
+			if (psock_nic_sleep(&watch))
+				wait = 0;
+			/* a doorbell rings for what others take in for us */
+			else if (psock_bell_fd() >= 0)
+				wait = watch ? WATCH_MS : BELL_MS;
+		}
 		if (timeout_ms > 0 && wait) {
 			int64_t left = (deadline - us_now() + 999) / 1000;
 
@@ -113,22 +125,23 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			psock_port_wait(wait);
 			psock_unlock();
 			wait = 0;
-		} else if (nic >= 0) {
-			kfds[kn++] = (struct pollfd){ .fd = nic,
-						      .events = POLLIN };
+		} else if (sleeping) {
+			/* our doorbell, and the NIC unless another process
+			 * of the node watches it for us */
+			if (watch)
+				kfds[kn++] = (struct pollfd){ .fd = nic,
+							      .events = POLLIN };
+			else
+				STAT(ST_POLL_BELL);
 			if (psock_bell_fd() >= 0)
 				kfds[kn++] = (struct pollfd){
 					.fd = psock_bell_fd(), .events = POLLIN };
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
-		/* a message from this node does not pass the NIC: ring us */
-		bell = wait && kn > n;
-		if (bell && psock_nic_sleep(true))
-			wait = 0;
 		ret = sys_poll(kfds, kn, wait);
-		if (bell)
-			psock_nic_sleep(false);
+		if (sleeping)
+			psock_nic_awake(watch);
 		if (ret < 0)
 			break;
 		ret = 0;
