@@ -28,59 +28,15 @@
 #include <string.h>
 
 #include "common/clock.h"
-
-#define MAX_SIZES 16
-#define MAX_BYTES (64u << 20)
-
-struct point {
-	unsigned long size;
-	long rounds;
-};
-
-static int parse(int argc, char **argv, struct point *pt)
-{
-	int n = 0;
-
-	for (int i = 1; i < argc; i++) {
-		char *end;
-		unsigned long s = strtoul(argv[i], &end, 10);
-		long r = -1;
-
-		if (end == argv[i] || s < 1 || s > MAX_BYTES || n == MAX_SIZES)
-			return -1;
-		if (*end == ':') {
-			char *e2;
-			r = strtol(end + 1, &e2, 10);
-			if (e2 == end + 1 || *e2 || r < 1)
-				return -1;
-		} else if (*end) {
-			return -1;
-		}
-		pt[n].size = s;
-		pt[n].rounds = r > 0 ? r : (s <= 1024 ? 500 : 50);
-		n++;
-	}
-	if (n == 0) {
-		pt[0] = (struct point){ 8, 500 };
-		pt[1] = (struct point){ 65536, 50 };
-		n = 2;
-	}
-	return n;
-}
-
-/* The byte at offset i of round k's message of this size. */
-static unsigned char pattern(unsigned long size, long k, size_t i)
-{
-	return (unsigned char)(size * 13 + k * 31 + i * 7 + (i >> 8));
-}
+#include "common/pingpong.h"
 
 /* Rank 0: one size; 0 if every echo was right. */
-static int ping(const struct point *p)
+static int ping(const struct pingpong_point *p)
 {
 	size_t len = p->size;
 	unsigned char *out = malloc(len), *in = malloc(len);
-	long warm = p->rounds / 10 > 0 ? p->rounds / 10 : 1;
-	double sum = 0, min = 0, max = 0;
+	long warm = pingpong_warmup(p);
+	struct pingpong_stats st = { 0 };
 	int bad = !out || !in;
 	int go = !bad;
 
@@ -94,7 +50,7 @@ static int ping(const struct point *p)
 	}
 	for (long k = -warm; k < p->rounds; k++) {
 		for (size_t i = 0; i < len; i++)
-			out[i] = pattern(p->size, k, i);
+			out[i] = pingpong_pattern(p->size, k, i);
 		memset(in, 0, len);
 		double t0 = now_us();
 		MPI_Send(out, (int)len, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
@@ -107,28 +63,20 @@ static int ping(const struct point *p)
 					k, len);
 			bad = 1;
 		}
-		if (k < 0)
-			continue;
-		sum += dt;
-		if (k == 0 || dt < min)
-			min = dt;
-		if (k == 0 || dt > max)
-			max = dt;
+		if (k >= 0)
+			pingpong_add(&st, dt);
 	}
-	double lat = sum / p->rounds / 2;
-	printf("pingpong size=%lu rounds=%ld latency_us=%.2f min_us=%.2f max_us=%.2f MBps=%.3f\n",
-	       p->size, p->rounds, lat, min / 2, max / 2, lat > 0 ? len / lat : 0);
-	fflush(stdout);
+	pingpong_print(p, &st);
 	free(out);
 	free(in);
 	return bad;
 }
 
 /* Rank 1: the echo of one size. */
-static void echo(const struct point *p)
+static void echo(const struct pingpong_point *p)
 {
 	size_t len = p->size;
-	long warm = p->rounds / 10 > 0 ? p->rounds / 10 : 1;
+	long warm = pingpong_warmup(p);
 	int go = 0;
 
 	MPI_Recv(&go, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -149,17 +97,17 @@ static void echo(const struct point *p)
 
 int main(int argc, char **argv)
 {
-	struct point pt[MAX_SIZES];
+	struct pingpong_point pt[PINGPONG_MAX_SIZES];
 	int rank, nranks;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	int n = parse(argc, argv, pt);
+	int n = pingpong_points(argc - 1, argv + 1, pt);
 	if (n < 0 || nranks < 2) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpirun -n 2 mpipingpong [SIZE[:ROUNDS]]... (SIZE 1..%u bytes; %d ranks given)\n",
-				MAX_BYTES, nranks);
+				PINGPONG_MAX_BYTES, nranks);
 		MPI_Finalize();
 		return 2;
 	}

@@ -38,43 +38,11 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/pingpong.h"
 
-#define MAX_SIZES 16
-#define MAX_BYTES (64u << 20)
 #define TAG_HELLO 1
 #define TAG_DATA 2
 #define TAG_DONE 3
-
-struct point {
-	unsigned long size;
-	long rounds;
-};
-
-static int parse_point(const char *arg, struct point *p)
-{
-	char *end;
-	unsigned long s = strtoul(arg, &end, 10);
-	long r = -1;
-
-	if (end == arg || s < 1 || s > MAX_BYTES)
-		return -1;
-	if (*end == ':') {
-		char *e2;
-		r = strtol(end + 1, &e2, 10);
-		if (e2 == end + 1 || *e2 || r < 1)
-			return -1;
-	} else if (*end) {
-		return -1;
-	}
-	p->size = s;
-	p->rounds = r > 0 ? r : (s <= 1024 ? 500 : 50);
-	return 0;
-}
-
-static unsigned char pattern(unsigned long size, long k, size_t i)
-{
-	return (unsigned char)(size * 13 + k * 31 + i * 7 + (i >> 8));
-}
 
 /* pvm_trecv with a timeout of secs: the buffer id, or 0 on a timeout or
  * an error (said on stderr). */
@@ -118,7 +86,7 @@ static int echo_task(const char *route)
 		pvm_bufinfo(id, &bytes, &tag, &src);
 		if (tag != TAG_DATA)
 			break;
-		if (pvm_upkint(&len, 1, 1) < 0 || len < 0 || len > (int)MAX_BYTES)
+		if (pvm_upkint(&len, 1, 1) < 0 || len < 0 || len > (int)PINGPONG_MAX_BYTES)
 			break;
 		if (len > cap) {
 			unsigned char *nb = realloc(buf, len);
@@ -139,12 +107,12 @@ static int echo_task(const char *route)
 }
 
 /* One size: 0 if every echo was right. */
-static int ping(int stid, const struct point *p, int secs)
+static int ping(int stid, const struct pingpong_point *p, int secs)
 {
 	int len = (int)p->size;
 	unsigned char *out = malloc(len), *in = malloc(len);
-	long warm = p->rounds / 10 > 0 ? p->rounds / 10 : 1;
-	double sum = 0, min = 0, max = 0;
+	long warm = pingpong_warmup(p);
+	struct pingpong_stats st = { 0 };
 	int bad = 0;
 
 	if (!out || !in) {
@@ -157,7 +125,7 @@ static int ping(int stid, const struct point *p, int secs)
 		int got = -1;
 
 		for (int i = 0; i < len; i++)
-			out[i] = pattern(p->size, k, i);
+			out[i] = pingpong_pattern(p->size, k, i);
 		memset(in, 0, len);
 		double t0 = now_us();
 		pvm_initsend(PvmDataRaw);
@@ -183,20 +151,11 @@ static int ping(int stid, const struct point *p, int secs)
 					k, len);
 			bad = 1;
 		}
-		if (k < 0)
-			continue;
-		sum += dt;
-		if (k == 0 || dt < min)
-			min = dt;
-		if (k == 0 || dt > max)
-			max = dt;
+		if (k >= 0)
+			pingpong_add(&st, dt);
 	}
-	if (!bad) {
-		double lat = sum / p->rounds / 2;
-		printf("pingpong size=%lu rounds=%ld latency_us=%.2f min_us=%.2f max_us=%.2f MBps=%.3f\n",
-		       p->size, p->rounds, lat, min / 2, max / 2, lat > 0 ? len / lat : 0);
-		fflush(stdout);
-	}
+	if (!bad)
+		pingpong_print(p, &st);
 	free(out);
 	free(in);
 	return bad;
@@ -205,12 +164,12 @@ static int ping(int stid, const struct point *p, int secs)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pvmpingpong [-H HOST] [-D] [-t SECS] [SIZE[:ROUNDS]]... (SIZE 1..%u bytes)\n",
-		MAX_BYTES);
+		PINGPONG_MAX_BYTES);
 }
 
 int main(int argc, char **argv)
 {
-	struct point pt[MAX_SIZES];
+	struct pingpong_point pt[PINGPONG_MAX_SIZES];
 	const char *host = NULL, *route = "direct";
 	int n = 0, secs = 30, opt;
 
@@ -236,17 +195,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (int i = optind; i < argc; i++) {
-		if (n == MAX_SIZES || parse_point(argv[i], &pt[n]) < 0) {
-			usage();
-			return 2;
-		}
-		n++;
-	}
-	if (n == 0) {
-		pt[0] = (struct point){ 8, 500 };
-		pt[1] = (struct point){ 65536, 50 };
-		n = 2;
+	n = pingpong_points(argc - optind, argv + optind, pt);
+	if (n < 0) {
+		usage();
+		return 2;
 	}
 
 	int mytid = pvm_mytid();
