@@ -162,6 +162,11 @@ int ps_hal_receive_body(ps_hal_t *h, void *buf, size_t len)
 	return h->ops->receive_body(h, buf, len);
 }
 
+int ps_hal_stall_ms(const ps_hal_t *h)
+{
+	return h->stall_ms;
+}
+
 int ps_hal_status(ps_hal_t *h)
 {
 	return h->ops->status(h);

@@ -286,20 +286,33 @@ int ps_port_bell_fd(const ps_port_t *p)
 
 int ps_port_wait(ps_port_t *p, int timeout_ms)
 {
-	int ev, watch;
+	int ev = 0, watch, stall;
+	int64_t t0;
 
-	/* a stall watches the NIC, whoever else does */
-	int bell = p->local_peers && p->bell >= 0;
-
-	if (ports_sleep(p, !bell, &watch)) {
+	if (ports_sleep(p, p->bell < 0, &watch)) {
 		ev = PS_HAL_RX;
-	} else if (bell) {
-		/* another watches the NIC: look again soon (ports_kick.c) */
-		if (!watch && (timeout_ms < 0 || timeout_ms > PS_PORT_POLL_MS))
-			timeout_ms = PS_PORT_POLL_MS;
-		ev = ports_bell_wait(p, timeout_ms, watch);
-	} else {
+	} else if (p->bell < 0) {	/* nobody can ring us: the NIC only */
 		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
+	} else if (!watch) {		/* another watches it (ports_kick.c) */
+		if (timeout_ms < 0 || timeout_ms > PS_PORT_BELL_MS)
+			timeout_ms = PS_PORT_BELL_MS;
+		ev = ports_bell_wait(p, timeout_ms, 0);
+	} else {
+		/* stall on the NIC a while, for the latency, unless that
+		 * holds off a peer on this node; then sleep on both */
+		stall = p->local_peers ? 0 : ps_hal_stall_ms(p->hal);
+		if (stall > 0 && timeout_ms != 0) {
+			t0 = now_ms();
+			ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms >= 0 &&
+					 timeout_ms < stall ? timeout_ms : stall);
+			if (timeout_ms > 0) {
+				timeout_ms -= (int)(now_ms() - t0);
+				if (timeout_ms < 0)
+					timeout_ms = 0;
+			}
+		}
+		if (ev >= 0 && !(ev & PS_HAL_RX) && timeout_ms != 0)
+			ev = ports_bell_wait(p, timeout_ms, 1);
 	}
 	ps_port_awake(p, watch);
 	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
@@ -502,8 +515,10 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 			errno = timeout_ms == 0 ? EAGAIN : ETIMEDOUT;
 			return -1;
 		}
-		if (timeout_ms < 0 || left > WAIT_MS)
-			left = WAIT_MS;
+		/* a doorbell rings for what others take in for us */
+		if (timeout_ms < 0 || left > (p->bell < 0 ? WAIT_MS :
+						PS_PORT_WATCH_MS))
+			left = p->bell < 0 ? WAIT_MS : PS_PORT_WATCH_MS;
 		if (stalled)
 			sleep_ms(1);
 		else if (ps_port_wait(p, left) < 0)

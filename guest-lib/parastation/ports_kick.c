@@ -152,12 +152,17 @@ static bool nic_watched(ps_port_t *p, int64_t now)
 	return false;
 }
 
+int ps_port_watches(ps_port_t *p)
+{
+	int64_t now = now_ms();
+
+	return p->bell < 0 || warm(p->pl, p->id, now) || !nic_watched(p, now);
+}
+
 int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic)
 {
 	struct pool *pl = p->pl;
-	int64_t now = now_ms();
-	int watch = must_watch || p->bell < 0 || warm(pl, p->id, now) ||
-		    !nic_watched(p, now);
+	int watch = must_watch || ps_port_watches(p);
 
 	if (watch)
 		__atomic_add_fetch(&pl->port[p->id].watching, 1,

@@ -87,6 +87,7 @@ size_t ps_hal_mtu(const ps_hal_t *h);
  * one CPU that process could not run while we stall.
  */
 int ps_hal_stall(ps_hal_t *h, int ms);
+int ps_hal_stall_ms(const ps_hal_t *h);
 
 /*
  * Send one packet of len (1..ps_hal_mtu()) bytes, gathered from iov, to dest.

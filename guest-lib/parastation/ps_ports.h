@@ -128,12 +128,18 @@ int ps_port_quiet(ps_port_t *p);
 #define PS_PORT_POLL_MS	2
 int ps_port_poll_fd(const ps_port_t *p);
 /*
- * Sleep until the NIC holds a packet, or timeout_ms (-1 forever): as the
- * wait in ps_port_recv(), which stalls on the NIC a while before it sleeps
- * (with peers on this node: sleeps in poll() on the NIC and the doorbell)
- * in the driver, for the lowest latency.  1 a packet is there, 0 timeout;
- * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
+ * Sleep until the NIC holds a packet or the doorbell rings, or timeout_ms
+ * (-1 forever), as ps_port_recv() does: it stalls on the NIC a while
+ * first, for the lowest latency (not with peers on this node), then
+ * sleeps in poll() on the NIC and the doorbell.  While another process of
+ * the node watches the NIC for us (ps_port_sleep()) it sleeps on the
+ * doorbell alone, for at most PS_PORT_BELL_MS.  1 a packet or a message
+ * may be there, 0 timeout; ENODEV, EINTR.  Nothing is taken in: call
+ * ps_port_recv() next.
  */
+#define PS_PORT_BELL_MS		20	/* on the doorbell alone */
+#define PS_PORT_WATCH_MS	100	/* on NIC and doorbell: a look now
+					 * and then, for dead peers */
 int ps_port_wait(ps_port_t *p, int timeout_ms);
 /*
  * A message from another process of this node does not pass the NIC: the
@@ -143,12 +149,14 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * call ps_port_sleep(): 1 if a message is queued already (do not sleep);
  * else 0, and *watch_nic says whether to poll ps_port_poll_fd() too.  It
  * is 0 while another process of the node watches the NIC for us: then
- * sleep at most PS_PORT_POLL_MS.  Call ps_port_awake() after the sleep,
+ * sleep at most PS_PORT_BELL_MS.  Call ps_port_awake() after the sleep,
  * with the same *watch_nic.  Threads of the process may sleep at once.
  * ps_port_recv() and ps_port_wait() do all this themselves.
  */
 int ps_port_bell_fd(const ps_port_t *p);
 int ps_port_sleep(ps_port_t *p, int *watch_nic);
+/* What ps_port_sleep() would say in *watch_nic now. */
+int ps_port_watches(ps_port_t *p);
 void ps_port_awake(ps_port_t *p, int watch_nic);
 /*
  * ps_hal_stall() of the port's NIC.  0 when messages come from this node:

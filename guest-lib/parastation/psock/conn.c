@@ -264,6 +264,16 @@ bool psock_nic_sleep(bool *watch_nic)
 	return queued;
 }
 
+bool psock_nic_watches(void)
+{
+	bool watch;
+
+	psock_lock();
+	watch = !port || ps_port_watches(port);
+	psock_unlock();
+	return watch;
+}
+
 void psock_nic_awake(bool watch_nic)
 {
 	int err = errno;

@@ -270,8 +270,8 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			return got;
 		if (got)
 			wait = 0;
-		else if (timeout_ms < 0 || timeout_ms > PS_PORT_POLL_MS)
-			wait = PS_PORT_POLL_MS;
+		else if (timeout_ms < 0 || timeout_ms > PS_PORT_WATCH_MS)
+			wait = PS_PORT_WATCH_MS;
 		if (timeout_ms > 0 && wait) {
 			int64_t left = deadline - psock_ms_now();
 
@@ -291,11 +291,18 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			bool watch;
 
 			STAT(ST_EPOLL_SLEEP);
+			/* without a doorbell, look for what others took in
+			 * for us; without the NIC, for what came meanwhile
+			 * (wait.c) */
+			if (p[1].fd < 0 && wait > PS_PORT_POLL_MS)
+				wait = PS_PORT_POLL_MS;
 			if (p[2].fd < 0) {
 				sys_poll(p, p[1].fd < 0 ? 1 : 2, wait);
 			} else {
 				if (!psock_nic_sleep(&watch))
-					sys_poll(p, watch ? 3 : 2, wait);
+					sys_poll(p, watch ? 3 : 2,
+						 watch || wait < PS_PORT_BELL_MS ?
+						 wait : PS_PORT_BELL_MS);
 				psock_nic_awake(watch);
 			}
 		}

@@ -7,10 +7,10 @@
  * end of the stream), from the kernel.  When nothing is ready we sleep on
  * all of those, on our port's doorbell (rung when another process of the
  * node takes in our message) and on the NIC; or, while another process
- * of the node watches the NIC for us, on the doorbell alone and at most
- * BELL_MS (ports_kick.c).  When only our connections are waited on, the
- * NIC wait of the ports layer is used instead: it stalls on the NIC
- * first, for the latency of ports.
+ * of the node watches the NIC for us, without the NIC and for at most
+ * PS_PORT_BELL_MS (ports_kick.c).  When only our connections are waited
+ * on and we watch the NIC, the wait of the ports layer is used instead:
+ * it stalls on the NIC first, for the latency of ports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,8 +23,6 @@
 #include "psock.h"
 
 #define STACK_FDS	16
-#define WATCH_MS	100	/* longest sleep on NIC and doorbell */
-#define BELL_MS		20	/* ... on the doorbell alone (ports_kick.c) */
 
 static int64_t us_now(void)
 {
@@ -105,13 +103,19 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		nfds_t kn = n;
 		bool watch = true;
 
+		/* a port that another process watches the NIC for sleeps
+		 * on its doorbell and the kernel's files, never stalls */
+		if (wait && nic >= 0 && only_ours && psock_bell_fd() >= 0 &&
+		    !psock_nic_watches())
+			only_ours = false;
 		if (wait && nic >= 0 && !only_ours) {
 			sleeping = true;
 			if (psock_nic_sleep(&watch))
 				wait = 0;
 			/* a doorbell rings for what others take in for us */
 			else if (psock_bell_fd() >= 0)
-				wait = watch ? WATCH_MS : BELL_MS;
+				wait = watch ? PS_PORT_WATCH_MS :
+					       PS_PORT_BELL_MS;
 		}
 		if (timeout_ms > 0 && wait) {
 			int64_t left = (deadline - us_now() + 999) / 1000;
