@@ -120,6 +120,7 @@ static ps_port_t *port_open(int port, bool resume)
 		 * none of the old image's does either */
 		pl->port[port].waiting = 0;
 		pl->port[port].watching = 0;
+		pl->port[port].watch_until = 0;
 		pl->port[port].owner = p->pid;
 		p->id = port;
 		p->ltail = &p->lhead;
@@ -209,6 +210,7 @@ int ps_port_adopt(ps_port_t *p)
 		pl->port[p->id].owner = me;
 		pl->port[p->id].waiting = 0;	/* the parent's sleepers */
 		pl->port[p->id].watching = 0;
+		pl->port[p->id].watch_until = 0;
 	}
 	ports_unlock(p);
 	if (err) {
@@ -294,13 +296,16 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 	} else if (p->bell < 0) {	/* nobody can ring us: the NIC only */
 		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
 	} else if (!watch) {		/* another watches it (ports_kick.c) */
-		if (timeout_ms < 0 || timeout_ms > PS_PORT_BELL_MS)
-			timeout_ms = PS_PORT_BELL_MS;
-		ev = ports_bell_wait(p, timeout_ms, 0);
+		ev = ports_bell_wait(p, ports_nap(timeout_ms, PS_PORT_BELL_MS),
+				     0);
 	} else {
+		timeout_ms = ports_nap(timeout_ms, PS_PORT_WATCH_MS);
 		/* stall on the NIC a while, for the latency, unless that
-		 * holds off a peer on this node; then sleep on both */
+		 * holds off a peer on this node; then sleep on both.  Not
+		 * long: a stall sees no doorbell and holds the CPU. */
 		stall = p->local_peers ? 0 : ps_hal_stall_ms(p->hal);
+		if (stall > PS_PORT_POLL_MS)
+			stall = PS_PORT_POLL_MS;
 		if (stall > 0 && timeout_ms != 0) {
 			t0 = now_ms();
 			ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms >= 0 &&
@@ -311,7 +316,7 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 					timeout_ms = 0;
 			}
 		}
-		if (ev >= 0 && !(ev & PS_HAL_RX) && timeout_ms != 0)
+		if (ev >= 0 && !(ev & PS_HAL_RX))
 			ev = ports_bell_wait(p, timeout_ms, 1);
 	}
 	ps_port_awake(p, watch);
@@ -454,6 +459,7 @@ int ps_port_quiet(ps_port_t *p)
 	return !p->lhead &&
 	       !__atomic_load_n(&pl->port[p->id].head, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&pl->npend, __ATOMIC_RELAXED) &&
+	       now_ms() - p->reap_t < REAP_MS &&
 	       !(ps_hal_status(p->hal) & PS_HAL_RX);
 }
 

@@ -75,7 +75,6 @@
 				 * is checked with its holder's node ... */
 #define PROBES		3	/* ... and taken back after so many checks
 				 * that nobody there answered */
-#define REAP_MS		100	/* a waiting process looks for dead senders */
 
 /* ---- control packets owed (lock held) ---- */
 

@@ -134,6 +134,9 @@ struct pool {
 		 * a message delivered in the pool rings its doorbell
 		 * (ports_kick.c); no lock */
 		uint32_t waiting, watching;
+		/* a watcher that never woke (stopped, killed) counts no
+		 * longer than this (ms) */
+		int64_t watch_until;
 		/* messages taken and sent by its owner: a child adopts the
 		 * port only if its parent did nothing since the fork */
 		uint32_t uses;
@@ -143,6 +146,7 @@ struct pool {
 	} port[PS_PORTS_MAX];
 };
 
+#define REAP_MS		100	/* a waiting process looks for dead senders */
 #define WARM_MS		20	/* a port with a message from the NIC as
 				 * recent as this watches the NIC */
 
@@ -239,6 +243,9 @@ void ports_bell_close(ps_port_t *p);
 void ports_bell_ring(ps_port_t *p, int port);
 /* Empty our doorbell after a sleep. */
 void ports_bell_quiet(ps_port_t *p);
+/* timeout_ms (-1 forever) cut to at most max_ms, and to PS_PORT_POLL_MS
+ * in a process whose threads sleep on ports (ports_kick.c) */
+int ports_nap(int timeout_ms, int max_ms);
 /* ps_port_sleep(), watching the NIC if must_watch (a stall does) */
 int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic);
 /* Sleep in poll() on our doorbell, and the NIC if watch_nic

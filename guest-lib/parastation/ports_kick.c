@@ -21,8 +21,11 @@
  * doorbell alone while one of them lives: whoever takes its messages in
  * rings it.  When no watcher is asleep (they compute), a port asleep on
  * its doorbell takes in what came itself when it looks again, within
- * PS_PORT_POLL_MS; and every process takes in whenever it enters the
+ * PS_PORT_BELL_MS; and every process takes in whenever it enters the
  * library.  A port with traffic of its own watches again at once.
+ * Threads share the port and its doorbell: one that wakes empties it,
+ * and a ring for another is lost.  So once two threads of a process have
+ * slept on ports, its sleeps last at most PS_PORT_POLL_MS (ports_nap()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -142,7 +145,9 @@ static bool nic_watched(ps_port_t *p, int64_t now)
 						 __ATOMIC_RELAXED);
 
 		if (i == p->id || !owner ||
-		    (!__atomic_load_n(&pl->port[i].watching, __ATOMIC_SEQ_CST) &&
+		    ((!__atomic_load_n(&pl->port[i].watching, __ATOMIC_SEQ_CST) ||
+		      now >= __atomic_load_n(&pl->port[i].watch_until,
+					     __ATOMIC_RELAXED)) &&
 		     !warm(pl, i, now)))
 			continue;
 		/* one killed in its sleep watches no more */
@@ -150,6 +155,21 @@ static bool nic_watched(ps_port_t *p, int64_t now)
 			return true;
 	}
 	return false;
+}
+
+static int sleeper_threads;		/* of this process, that ever slept */
+static __thread bool slept;
+
+int ports_nap(int timeout_ms, int max_ms)
+{
+	if (__atomic_load_n(&sleeper_threads, __ATOMIC_RELAXED) > 1)
+		max_ms = PS_PORT_POLL_MS;
+	return timeout_ms < 0 || timeout_ms > max_ms ? max_ms : timeout_ms;
+}
+
+int ps_port_nap_ms(int max_ms)
+{
+	return ports_nap(-1, max_ms);
 }
 
 int ps_port_watches(ps_port_t *p)
@@ -164,9 +184,16 @@ int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic)
 	struct pool *pl = p->pl;
 	int watch = must_watch || ps_port_watches(p);
 
-	if (watch)
+	if (!slept) {
+		slept = true;
+		__atomic_add_fetch(&sleeper_threads, 1, __ATOMIC_RELAXED);
+	}
+	if (watch) {
+		__atomic_store_n(&pl->port[p->id].watch_until,
+				 now_ms() + PS_PORT_WATCH_MS, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pl->port[p->id].watching, 1,
 				   __ATOMIC_SEQ_CST);
+	}
 	__atomic_add_fetch(&pl->port[p->id].waiting, 1, __ATOMIC_SEQ_CST);
 	*watch_nic = watch;
 	return p->lhead ||

@@ -59,7 +59,7 @@ void ports_unlock(ps_port_t *p)
 	p->ring = 0;
 	__atomic_store_n(&p->pl->lock, 0, __ATOMIC_RELEASE);
 	/* messages we took in for ports whose owners sleep: wake them now,
-	 * not at their next look (PS_PORT_POLL_MS) */
+	 * not at their next look */
 	for (int i = 0; ring; i++, ring >>= 1)
 		if (ring & 1)
 			ports_bell_ring(p, i);

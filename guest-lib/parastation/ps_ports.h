@@ -112,7 +112,8 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 
 /*
  * 1 if a ps_port_recv() now would find nothing and have nothing to do:
- * no message queued, no packet in the NIC, no control packet owed.  Does
+ * no message queued, no packet in the NIC, no control packet owed by the
+ * node, no look for dead senders due.  Does
  * not take the node's lock, which a process that only looks should not
  * fight for with those that receive.
  */
@@ -134,8 +135,8 @@ int ps_port_poll_fd(const ps_port_t *p);
  * sleeps in poll() on the NIC and the doorbell.  While another process of
  * the node watches the NIC for us (ps_port_sleep()) it sleeps on the
  * doorbell alone, for at most PS_PORT_BELL_MS.  1 a packet or a message
- * may be there, 0 timeout; ENODEV, EINTR.  Nothing is taken in: call
- * ps_port_recv() next.
+ * may be there, 0 timeout (it may come early: see ps_port_nap_ms());
+ * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
  */
 #define PS_PORT_BELL_MS		20	/* on the doorbell alone */
 #define PS_PORT_WATCH_MS	100	/* on NIC and doorbell: a look now
@@ -150,7 +151,9 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * else 0, and *watch_nic says whether to poll ps_port_poll_fd() too.  It
  * is 0 while another process of the node watches the NIC for us: then
  * sleep at most PS_PORT_BELL_MS.  Call ps_port_awake() after the sleep,
- * with the same *watch_nic.  Threads of the process may sleep at once.
+ * with the same *watch_nic.  Threads of the process may sleep at once,
+ * but they share the doorbell: sleep at most ps_port_nap_ms(max), which
+ * is PS_PORT_POLL_MS once two threads of the process have slept on ports.
  * ps_port_recv() and ps_port_wait() do all this themselves.
  */
 int ps_port_bell_fd(const ps_port_t *p);
@@ -158,6 +161,7 @@ int ps_port_sleep(ps_port_t *p, int *watch_nic);
 /* What ps_port_sleep() would say in *watch_nic now. */
 int ps_port_watches(ps_port_t *p);
 void ps_port_awake(ps_port_t *p, int watch_nic);
+int ps_port_nap_ms(int max_ms);
 /*
  * ps_hal_stall() of the port's NIC.  0 when messages come from this node:
  * a stall would hold off their sender on a one-CPU guest, and the waits

@@ -196,11 +196,13 @@ void psock_epoll_closed_range(unsigned int first, unsigned int last)
 	}
 }
 
-/* Our entries' events now; connections that became the kernel's move. */
-static int look(struct ep *x, struct epoll_event *out, int max)
+/* Our entries' events now; connections that became the kernel's move.
+ * *soon: one of them needs a look soon (psock_eof_pending()). */
+static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 {
 	int got = 0;
 
+	*soon = false;
 	psock_pump();
 	for (int i = 0; i < x->n && got < max; i++) {
 		struct entry *en = &x->e[i];
@@ -224,6 +226,7 @@ static int look(struct ep *x, struct epoll_event *out, int max)
 		if (en->disabled)
 			continue;
 		rev = psock_events(en->fd, c, want, &watch, &pass);
+		*soon |= psock_eof_pending(c);
 		if (rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP))) {
 			/* ready only as far as the kernel says: one look */
 			struct pollfd k = { .fd = en->fd, .events = watch };
@@ -259,11 +262,12 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		struct psock_conn *c;
 		struct ep *x;
 		int got = 0, n, wait = timeout_ms;
+		bool soon = false;
 
 		psock_lock();
 		x = ep_find(epfd);
 		if (x)
-			got = look(x, out, max);
+			got = look(x, out, max, &soon);
 		psock_unlock();
 		/* then the kernel's files; our tags only wake us */
 		if (got == max)
@@ -272,6 +276,8 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			wait = 0;
 		else if (timeout_ms < 0 || timeout_ms > PS_PORT_WATCH_MS)
 			wait = PS_PORT_WATCH_MS;
+		if (soon && wait > PS_PORT_POLL_MS)
+			wait = PS_PORT_POLL_MS;
 		if (timeout_ms > 0 && wait) {
 			int64_t left = deadline - psock_ms_now();
 
@@ -299,10 +305,13 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			if (p[2].fd < 0) {
 				sys_poll(p, p[1].fd < 0 ? 1 : 2, wait);
 			} else {
-				if (!psock_nic_sleep(&watch))
+				if (!psock_nic_sleep(&watch)) {
+					int most = ps_port_nap_ms(watch ?
+						PS_PORT_WATCH_MS : PS_PORT_BELL_MS);
+
 					sys_poll(p, watch ? 3 : 2,
-						 watch || wait < PS_PORT_BELL_MS ?
-						 wait : PS_PORT_BELL_MS);
+						 wait < most ? wait : most);
+				}
 				psock_nic_awake(watch);
 			}
 		}

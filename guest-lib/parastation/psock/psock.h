@@ -229,6 +229,9 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 int psock_shutdown(int fd, struct psock_conn *c, int how);
+/* The kernel stream ended and the grace for the ports FIN still runs:
+ * no file wakes us when it is over (look again soon). */
+bool psock_eof_pending(const struct psock_conn *c);
 /*
  * poll() revents of connection c for events from our state; -1 if the
  * kernel answers for it.  *watch: what to ask of its kernel socket while

@@ -44,6 +44,12 @@ static void watch_kernel_end(int fd, struct psock_conn *c)
 	}
 }
 
+bool psock_eof_pending(const struct psock_conn *c)
+{
+	return c->eof_ms && !c->fin_got && !c->reset &&
+	       psock_ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS;
+}
+
 /* Nothing more will come over ports: FIN, or the peer is gone. */
 static bool rx_ended(int fd, struct psock_conn *c)
 {

@@ -38,11 +38,12 @@ static int64_t us_now(void)
  * Returns how many fds are ready from our state alone.
  */
 static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
-		short *pass, bool *only_ours, bool stirred)
+		short *pass, bool *only_ours, bool *soon, bool stirred)
 {
 	int ready = 0;
 
 	*only_ours = true;
+	*soon = false;
 	psock_lock();
 	psock_pump();
 	for (nfds_t i = 0; i < n; i++) {
@@ -66,6 +67,7 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 			continue;
 		}
 		kfds[i].events = watch;
+		*soon |= psock_eof_pending(c);
 		fds[i].revents = rev & (fds[i].events | POLLERR | POLLHUP);
 		ready += !!fds[i].revents;
 		/* a set-up byte or the end of the stream: rare, the NIC wait
@@ -96,8 +98,9 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 	}
 	for (bool stirred = false;;) {
-		bool only_ours, sleeping = false;
-		int ready = look(fds, n, kfds, pass, &only_ours, stirred);
+		bool only_ours, soon, sleeping = false;
+		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
+				 stirred);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
 		int nic = psock_nic_fd();
 		nfds_t kn = n;
@@ -114,9 +117,11 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 				wait = 0;
 			/* a doorbell rings for what others take in for us */
 			else if (psock_bell_fd() >= 0)
-				wait = watch ? PS_PORT_WATCH_MS :
-					       PS_PORT_BELL_MS;
+				wait = ps_port_nap_ms(watch ? PS_PORT_WATCH_MS :
+							 PS_PORT_BELL_MS);
 		}
+		if (soon && wait > PS_PORT_POLL_MS)
+			wait = PS_PORT_POLL_MS;
 		if (timeout_ms > 0 && wait) {
 			int64_t left = (deadline - us_now() + 999) / 1000;
 
