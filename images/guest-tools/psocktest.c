@@ -11,14 +11,16 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork bound udp opts exec daemon death (the default: all
- * but death).  "fork": the server forks a child to serve what it accepts
+ * refused epoll fork bound udp opts exec daemon death idle (the default:
+ * all but death and idle).  "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
  * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
  * child of the client forks in the middle of a connection and exits; its
- * child goes on.  A case starts with one byte, its number, which the
- * client writes before it reads anything.
+ * child goes on.  "idle": the client holds a connection and sleeps in
+ * poll() on it and its stdin until stdin ends (tests/cluster/psock.sh
+ * counts its wakes beside a busy program).  A case starts with one byte,
+ * its number, which the client writes before it reads anything.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -46,7 +48,7 @@
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
-	"exec", "daemon", "death",
+	"exec", "daemon", "death", "idle",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -246,10 +248,11 @@ static void serve(int fd, unsigned int c)
 		fill(buf, 3000, 0, 11);
 		write_all(fd, buf, 3000);
 		/* fall through */
-	case 7:		/* dup, bound, opts, daemon: echo until EOF */
+	case 7:		/* dup, bound, opts, daemon, idle: echo until EOF */
 	case 13:
 	case 15:
 	case 17:
+	case 19:
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
@@ -756,6 +759,21 @@ static void case_death(int fd)
 	      "death: 100 bytes, then the server dies: EOF or ECONNRESET");
 }
 
+/* idle: asleep on the connection and stdin; nothing comes until stdin
+ * ends */
+static void case_idle(int fd)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+			       { .fd = 0, .events = POLLIN } };
+	int r;
+
+	do
+		r = poll(p, 2, -1);
+	while (r < 0 && errno == EINTR);
+	CHECK(r == 1 && !p[0].revents && p[1].revents,
+	      "idle: asleep until stdin ended, the connection quiet");
+}
+
 /* opts: the options and descriptor flags programs set, read back */
 static void case_opts(int fd)
 {
@@ -905,7 +923,8 @@ static int client(const char *host, int port, char **names, int count)
 	peer.sin_port = htons(port);
 	freeaddrinfo(res);
 	for (unsigned int c = 0; c < NCASES; c++) {
-		bool want = !count && strcmp(cases[c], "death");
+		bool want = !count && strcmp(cases[c], "death") &&
+			    strcmp(cases[c], "idle");
 		int fd = -1;
 
 		for (int i = 0; i < count; i++)
@@ -941,6 +960,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 16: case_exec(c); break;
 		case 17: case_daemon(c); break;
 		case 18: case_death(fd); break;
+		case 19: case_idle(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

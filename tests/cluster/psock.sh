@@ -4,13 +4,14 @@
 # the kernel and once under psrun, on the ParaStation board and on the
 # Myrinet card; the two runs must print the same lines, and the library run
 # must really have moved its connections to ports (also across exec and in
-# a daemon's child).  Then a node without
+# a daemon's child).  A program asleep on a connection beside a busy one
+# is not woken by the busy one's packets.  Then a node without
 # its board's driver: the library falls back to the kernel.
 # tests/cluster/psock.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psock "${1:-direct}"
-plan 18
+plan 20
 boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
 
 # run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
@@ -43,6 +44,38 @@ for hal in ps1 myri; do
 			grep -q 'udp [0-9]*: bound, ports port' /tmp/$hal.dbg"
 	check "$mode: $hal: the server died, the client saw the end (death)" \
 		vc exec -t 60 node0 -- "psrun --hal $hal psocktest client node1 $port death"
+done
+
+# idle_beside HAL PORT: psocktest's idle case on node0 (a connection on
+# ports, asleep in poll() on it and stdin) while tcpbench ping-pongs 2000
+# rounds over ports from node0.  The idle process must sleep without the
+# NIC, on its doorbell: woken by every reply it would sleep 2000 times or
+# more; it sleeps a few times per 20 ms instead (docs/parastation-lib.md,
+# "Who watches the NIC").
+idle_beside() {
+	vc exec node1 -- "killall psocktest tcpbench; true" >/dev/null 2>&1
+	vc exec -d node1 -- "psrun --hal $1 psocktest server $2 > /tmp/idle-$1.srv 2>&1" >/dev/null
+	vc exec -d node1 -- "psrun --hal $1 timeout 120 tcpbench server -p $(($2 + 1)) -1 > /dev/null 2>&1" >/dev/null
+	retry 20 vc exec node1 -- "grep -q listening /tmp/idle-$1.srv" || return 1
+	vc exec node0 -- "rm -f /tmp/idle.in /tmp/idle.stop /tmp/idle-$1.dbg /tmp/idle-$1.out && mkfifo /tmp/idle.in" || return 1
+	vc exec -d node0 -- "PS_SOCK_DEBUG=/tmp/idle-$1.dbg psrun --hal $1 psocktest client node1 $2 idle < /tmp/idle.in > /tmp/idle-$1.out 2>&1" >/dev/null
+	# the fifo's writer: stdin ends when it goes
+	vc exec -d node0 -- "exec 3> /tmp/idle.in; until [ -e /tmp/idle.stop ]; do sleep 0.2; done" >/dev/null
+	retry 20 vc exec node0 -- "grep -q 'speaks ports' /tmp/idle-$1.dbg" || return 1
+	vc exec -t 120 node0 -- "psrun --hal $1 tcpbench client node1 -p $(($2 + 1)) --pingpong -s 8 -n 2000 -w 100" || return 1
+	vc exec node0 -- "touch /tmp/idle.stop" || return 1
+	retry 20 vc exec node0 -- "grep -q 'stats:' /tmp/idle-$1.dbg" || return 1
+	vc exec node0 -- "cat /tmp/idle-$1.out; grep 'stats:' /tmp/idle-$1.dbg" > "$tmp/idle-$1" || return 1
+	cat "$tmp/idle-$1"
+	grep -q '^ok   idle:' "$tmp/idle-$1" &&
+		awk '/stats:/ { s = $0; sub(/.*slept /, "", s); split(s, a, "[ ,)]");
+			b = $0; sub(/.*doorbell alone /, "", b); split(b, c, "[ ,)]");
+			ok = a[1] + 0 < 500 && c[1] + 0 > 0 }
+			END { exit !ok }' "$tmp/idle-$1"
+}
+for hal in ps1 myri; do
+	check "$mode: $hal: a program asleep beside a busy one sleeps on its doorbell, not woken by the other's packets" \
+		idle_beside "$hal" $((7340 + 10 * ${#hal}))
 done
 
 # Both ends on node0: by default the kernel's loopback (the faster local
