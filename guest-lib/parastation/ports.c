@@ -522,9 +522,8 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 			return -1;
 		}
 		/* a doorbell rings for what others take in for us */
-		if (timeout_ms < 0 || left > (p->bell < 0 ? WAIT_MS :
-						PS_PORT_WATCH_MS))
-			left = p->bell < 0 ? WAIT_MS : PS_PORT_WATCH_MS;
+		if (timeout_ms < 0 || left > ps_port_sleep_ms(p, 1))
+			left = ps_port_sleep_ms(p, 1);
 		if (stalled)
 			sleep_ms(1);
 		else if (ps_port_wait(p, left) < 0)

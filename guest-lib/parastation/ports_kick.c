@@ -167,9 +167,11 @@ int ports_nap(int timeout_ms, int max_ms)
 	return timeout_ms < 0 || timeout_ms > max_ms ? max_ms : timeout_ms;
 }
 
-int ps_port_nap_ms(int max_ms)
+int ps_port_sleep_ms(const ps_port_t *p, int watch_nic)
 {
-	return ports_nap(-1, max_ms);
+	if (p->bell < 0)	/* nobody can ring us: look again soon */
+		return PS_PORT_POLL_MS;
+	return ports_nap(-1, watch_nic ? PS_PORT_WATCH_MS : PS_PORT_BELL_MS);
 }
 
 int ps_port_watches(ps_port_t *p)

@@ -135,7 +135,7 @@ int ps_port_poll_fd(const ps_port_t *p);
  * sleeps in poll() on the NIC and the doorbell.  While another process of
  * the node watches the NIC for us (ps_port_sleep()) it sleeps on the
  * doorbell alone, for at most PS_PORT_BELL_MS.  1 a packet or a message
- * may be there, 0 timeout (it may come early: see ps_port_nap_ms());
+ * may be there, 0 timeout (it may come early: see ps_port_sleep_ms());
  * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
  */
 #define PS_PORT_BELL_MS		20	/* on the doorbell alone */
@@ -151,9 +151,10 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * else 0, and *watch_nic says whether to poll ps_port_poll_fd() too.  It
  * is 0 while another process of the node watches the NIC for us: then
  * sleep at most PS_PORT_BELL_MS.  Call ps_port_awake() after the sleep,
- * with the same *watch_nic.  Threads of the process may sleep at once,
- * but they share the doorbell: sleep at most ps_port_nap_ms(max), which
- * is PS_PORT_POLL_MS once two threads of the process have slept on ports.
+ * with the same *watch_nic.  Sleep at most ps_port_sleep_ms(): without a
+ * doorbell, and once two threads of the process have slept on ports
+ * (they share the doorbell), PS_PORT_POLL_MS; else PS_PORT_WATCH_MS on
+ * the NIC, PS_PORT_BELL_MS on the doorbell alone.
  * ps_port_recv() and ps_port_wait() do all this themselves.
  */
 int ps_port_bell_fd(const ps_port_t *p);
@@ -161,7 +162,7 @@ int ps_port_sleep(ps_port_t *p, int *watch_nic);
 /* What ps_port_sleep() would say in *watch_nic now. */
 int ps_port_watches(ps_port_t *p);
 void ps_port_awake(ps_port_t *p, int watch_nic);
-int ps_port_nap_ms(int max_ms);
+int ps_port_sleep_ms(const ps_port_t *p, int watch_nic);
 /*
  * ps_hal_stall() of the port's NIC.  0 when messages come from this node:
  * a stall would hold off their sender on a one-CPU guest, and the waits

@@ -274,6 +274,11 @@ bool psock_nic_watches(void)
 	return watch;
 }
 
+int psock_sleep_ms(bool watch_nic)
+{
+	return port ? ps_port_sleep_ms(port, watch_nic) : PS_PORT_POLL_MS;
+}
+
 void psock_nic_awake(bool watch_nic)
 {
 	int err = errno;
@@ -787,7 +792,8 @@ __attribute__((destructor)) static void psock_exit(void)
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
-		  psock_stats[ST_POLL_BELL], psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
+		  psock_stats[ST_POLL_BELL], psock_stats[ST_EPOLL],
+		  psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);
 	psock_lock();

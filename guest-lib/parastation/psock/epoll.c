@@ -294,26 +294,18 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 				{ .fd = psock_bell_fd(), .events = POLLIN },
 				{ .fd = psock_nic_fd(), .events = POLLIN },
 			};
-			bool watch;
+			bool watch = true;
+			int most;
 
 			STAT(ST_EPOLL_SLEEP);
-			/* without a doorbell, look for what others took in
-			 * for us; without the NIC, for what came meanwhile
-			 * (wait.c) */
-			if (p[1].fd < 0 && wait > PS_PORT_POLL_MS)
-				wait = PS_PORT_POLL_MS;
-			if (p[2].fd < 0) {
-				sys_poll(p, p[1].fd < 0 ? 1 : 2, wait);
-			} else {
-				if (!psock_nic_sleep(&watch)) {
-					int most = ps_port_nap_ms(watch ?
-						PS_PORT_WATCH_MS : PS_PORT_BELL_MS);
-
-					sys_poll(p, watch ? 3 : 2,
-						 wait < most ? wait : most);
-				}
-				psock_nic_awake(watch);
+			/* no port (so no doorbell): -1s, which poll skips */
+			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
+				most = psock_sleep_ms(watch);
+				sys_poll(p, watch ? 3 : 2,
+					 wait < most ? wait : most);
 			}
+			if (p[2].fd >= 0)
+				psock_nic_awake(watch);
 		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
 			    max - got < 64 ? max - got : 64, 0);

@@ -200,6 +200,8 @@ int psock_bell_fd(void);
  * (ps_port_sleep()); psock_nic_awake(*watch_nic) after. */
 bool psock_nic_sleep(bool *watch_nic);
 void psock_nic_awake(bool watch_nic);
+/* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
+int psock_sleep_ms(bool watch_nic);
 /* Whether a sleep now would watch the NIC (ps_port_watches()). */
 bool psock_nic_watches(void);
 /* The process forked: both hold the connections; the child gets the

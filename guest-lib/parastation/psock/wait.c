@@ -113,12 +113,8 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			only_ours = false;
 		if (wait && nic >= 0 && !only_ours) {
 			sleeping = true;
-			if (psock_nic_sleep(&watch))
-				wait = 0;
 			/* a doorbell rings for what others take in for us */
-			else if (psock_bell_fd() >= 0)
-				wait = ps_port_nap_ms(watch ? PS_PORT_WATCH_MS :
-							 PS_PORT_BELL_MS);
+			wait = psock_nic_sleep(&watch) ? 0 : psock_sleep_ms(watch);
 		}
 		if (soon && wait > PS_PORT_POLL_MS)
 			wait = PS_PORT_POLL_MS;
