@@ -15,6 +15,8 @@
 #   make bench-sockets    the protocol hierarchy: HAL, rawdata, ports, sockets,
 #                         NetPIPE, MPI, PVM on ps1 and myri and kernel TCP
 #                         -> build/bench/sockets.tsv, sockets.png
+#   make bench-sockets-lockstep  the same in virtual time, one lock-step run
+#                         -> build/bench/sockets-lockstep.tsv, .png
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
@@ -58,7 +60,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets clean distclean
+.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets bench-sockets-lockstep clean distclean
 
 all: qemu tools image
 
@@ -241,7 +243,8 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh
 
-bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets
+bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets \
+	bench-sockets-lockstep
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -263,6 +266,9 @@ bench-lockstep: all
 
 bench-sockets: all
 	@./tests/bench/sockets.sh
+
+bench-sockets-lockstep: all
+	@./tests/bench/sockets-lockstep.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

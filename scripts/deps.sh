@@ -12,7 +12,7 @@ busybox-static cpio zstd xz-utils qemu-guest-agent
 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 tshark iproute2 procps gnuplot-nox
 gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-netpipe-tcp pvm pvm-examples pvm-dev openmpi-bin libopenmpi-dev dropbear-bin
+strace netpipe-tcp pvm pvm-examples pvm-dev openmpi-bin libopenmpi-dev dropbear-bin
 "
 
 if [ "$(id -u)" != 0 ]; then

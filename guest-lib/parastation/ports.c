@@ -319,7 +319,7 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 		if (ev >= 0 && !(ev & PS_HAL_RX))
 			ev = ports_bell_wait(p, timeout_ms, 1);
 	}
-	ps_port_awake(p, watch);
+	ps_port_awake(p, watch, 0);	/* ports_bell_wait() empties it */
 	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
 }
 

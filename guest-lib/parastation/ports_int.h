@@ -241,15 +241,14 @@ void ports_bell_open(ps_port_t *p);
 void ports_bell_close(ps_port_t *p);
 /* Ring port's doorbell on this node. */
 void ports_bell_ring(ps_port_t *p, int port);
-/* Empty our doorbell after a sleep. */
-void ports_bell_quiet(ps_port_t *p);
 /* timeout_ms (-1 forever) cut to at most max_ms, and to PS_PORT_POLL_MS
  * in a process whose threads sleep on ports (ports_kick.c) */
 int ports_nap(int timeout_ms, int max_ms);
 /* ps_port_sleep(), watching the NIC if must_watch (a stall does) */
 int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic);
 /* Sleep in poll() on our doorbell, and the NIC if watch_nic
- * (ps_port_sleep()): PS_HAL_RX either rang, 0 timeout, -1 (EINTR, ENODEV). */
+ * (ps_port_sleep()): PS_HAL_RX either rang (a rung doorbell is emptied),
+ * 0 timeout, -1 (EINTR, ENODEV). */
 int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic);
 
 /* ---- ports_flow.c ---- */

@@ -101,7 +101,8 @@ void ports_bell_ring(ps_port_t *p, int port)
 	errno = err;
 }
 
-void ports_bell_quiet(ps_port_t *p)
+/* Empty our doorbell after a sleep that it ended. */
+static void ports_bell_quiet(ps_port_t *p)
 {
 	int err = errno;	/* the caller's wait may have set it */
 	char b[64];
@@ -125,6 +126,8 @@ int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic)
 		errno = ENODEV;	/* the NIC is gone */
 		return -1;
 	}
+	if (f[0].revents & POLLIN)
+		ports_bell_quiet(p);
 	return (f[0].revents | (watch_nic ? f[1].revents : 0)) & POLLIN ?
 	       PS_HAL_RX : 0;
 }
@@ -207,7 +210,7 @@ int ps_port_sleep(ps_port_t *p, int *watch_nic)
 	return ports_sleep(p, 0, watch_nic);
 }
 
-void ps_port_awake(ps_port_t *p, int watch_nic)
+void ps_port_awake(ps_port_t *p, int watch_nic, int rung)
 {
 	struct pool *pl = p->pl;
 
@@ -215,5 +218,6 @@ void ps_port_awake(ps_port_t *p, int watch_nic)
 	if (watch_nic)
 		__atomic_sub_fetch(&pl->port[p->id].watching, 1,
 				   __ATOMIC_SEQ_CST);
-	ports_bell_quiet(p);
+	if (rung)
+		ports_bell_quiet(p);
 }

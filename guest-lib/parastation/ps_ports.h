@@ -151,7 +151,8 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * else 0, and *watch_nic says whether to poll ps_port_poll_fd() too.  It
  * is 0 while another process of the node watches the NIC for us: then
  * sleep at most PS_PORT_BELL_MS.  Call ps_port_awake() after the sleep,
- * with the same *watch_nic.  Sleep at most ps_port_sleep_ms(): without a
+ * with the same *watch_nic, and rung 1 if the poll said POLLIN on the
+ * doorbell (it is emptied then: a read costs as much as a message).  Sleep at most ps_port_sleep_ms(): without a
  * doorbell, and once two threads of the process have slept on ports
  * (they share the doorbell), PS_PORT_POLL_MS; else PS_PORT_WATCH_MS on
  * the NIC, PS_PORT_BELL_MS on the doorbell alone.
@@ -161,7 +162,7 @@ int ps_port_bell_fd(const ps_port_t *p);
 int ps_port_sleep(ps_port_t *p, int *watch_nic);
 /* What ps_port_sleep() would say in *watch_nic now. */
 int ps_port_watches(ps_port_t *p);
-void ps_port_awake(ps_port_t *p, int watch_nic);
+void ps_port_awake(ps_port_t *p, int watch_nic, int rung);
 int ps_port_sleep_ms(const ps_port_t *p, int watch_nic);
 /*
  * ps_hal_stall() of the port's NIC.  0 when messages come from this node:

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -778,9 +779,16 @@ static void case_idle(int fd)
 static void case_opts(int fd)
 {
 	int one = 1, v = 0, fl = fcntl(fd, F_GETFL), r;
+	struct timeval tv = { 0, 300000 };
 	socklen_t l = sizeof(v);
 	uint8_t out[100], in[100];
 	char b;
+
+	/* a blocking read first: the library keeps the flags it saw */
+	fill(out, sizeof(out), 0, 14);
+	CHECK(!write_all(fd, out, sizeof(out)) &&
+	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
+	      "opts: blocking, 100 bytes echoed");
 
 	CHECK(!setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) &&
 	      !getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) && v == 1,
@@ -808,6 +816,20 @@ static void case_opts(int fd)
 	      "opts: O_NONBLOCK by fcntl, nothing to read: %s",
 	      err_name(errno));
 	fcntl(fd, F_SETFL, fl);
+	one = 1;
+	r = ioctl(fd, FIONBIO, &one) ? -2 : (int)read(fd, &b, 1);
+	CHECK(r == -1 && errno == EAGAIN,
+	      "opts: O_NONBLOCK by ioctl FIONBIO, nothing to read: %s",
+	      err_name(errno));
+	one = 0;
+	ioctl(fd, FIONBIO, &one);
+	r = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ? -2 :
+	    (int)read(fd, &b, 1);
+	CHECK(r == -1 && errno == EAGAIN,
+	      "opts: SO_RCVTIMEO 300 ms, nothing to read: %s",
+	      err_name(errno));
+	tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	fill(out, sizeof(out), 0, 13);
 	CHECK(!write_all(fd, out, sizeof(out)) &&
 	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),

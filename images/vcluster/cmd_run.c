@@ -165,7 +165,8 @@ static gboolean node_off(Cluster *c, int node)
  */
 static gboolean run_wait(Cluster *c, int timeout_s)
 {
-    gint64 deadline = g_get_monotonic_time() + timeout_s * G_USEC_PER_SEC;
+    gint64 deadline = g_get_monotonic_time() +
+                      (gint64)timeout_s * G_USEC_PER_SEC;
     gboolean done = FALSE;
 
     while (!done && g_get_monotonic_time() < deadline) {

@@ -39,8 +39,9 @@ ps1cmd='case $VC_NODE in
 1) ps1test ping 0 20 16 ;;
 2) sleep 1; ps1test ping 0 20 64 ;;
 esac'
-lsrun "$tmp/ps1" ps1 --seed 3 -- "$ps1cmd"
-check "$mode: ps1: a 3-node lock-step run, every node exits 0" exits_ok "$tmp/ps1"
+# a --timeout past 2^31 us (once cut the run short at once)
+lsrun "$tmp/ps1" ps1 --seed 3 --timeout 3600 -- "$ps1cmd"
+check "$mode: ps1: a 3-node lock-step run (--timeout 3600), every node exits 0" exits_ok "$tmp/ps1"
 check "$mode: ps1: its replay is identical" replayed "$tmp/ps1"
 
 # --- myrinet under loss and corruption

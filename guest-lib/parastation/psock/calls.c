@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -488,6 +489,8 @@ static int fcntl_any(int fd, int cmd, long arg)
 		psock_dup(fd, ret);
 		psock_unlock();
 	}
+	if (ret >= 0 && cmd == F_SETFL && psock_get(fd))
+		psock_opts_changed(fd);
 	return ret;
 }
 
@@ -511,6 +514,32 @@ API int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, long);
 	va_end(ap);
 	return fcntl_any(fd, cmd, arg);
+}
+
+/* O_NONBLOCK and the timeouts: ours keep what the kernel said of them */
+API int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	ret = syscall(SYS_ioctl, fd, req, arg);
+	if (ret >= 0 && req == FIONBIO && psock_get(fd))
+		psock_opts_changed(fd);
+	return ret;
+}
+
+API int setsockopt(int fd, int level, int name, const void *val,
+		   socklen_t len)
+{
+	int ret = syscall(SYS_setsockopt, fd, level, name, val, len);
+
+	if (!ret && level == SOL_SOCKET && psock_get(fd))
+		psock_opts_changed(fd);
+	return ret;
 }
 
 /* ---- readiness ---- */

@@ -279,13 +279,13 @@ int psock_sleep_ms(bool watch_nic)
 	return port ? ps_port_sleep_ms(port, watch_nic) : PS_PORT_POLL_MS;
 }
 
-void psock_nic_awake(bool watch_nic)
+void psock_nic_awake(bool watch_nic, bool rung)
 {
 	int err = errno;
 
 	psock_lock();
 	if (port)
-		ps_port_awake(port, watch_nic);
+		ps_port_awake(port, watch_nic, rung);
 	psock_unlock();
 	errno = err;
 }
@@ -490,9 +490,9 @@ void psock_pump(void)
 		ps_port_touch(port);
 		touch_due = false;
 	}
-	if (ps_port_quiet(port))
-		return;
-	while ((n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
+	/* the quiet look is cheaper than a take that finds nothing */
+	while (!ps_port_quiet(port) &&
+	       (n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
 				 0)) >= 0) {
 		STAT(ST_MSG_IN);
 		dispatch(from, fport, msgbuf, n);
@@ -788,11 +788,12 @@ unsigned long psock_stats[ST_N];
 __attribute__((destructor)) static void psock_exit(void)
 {
 	psock_say("stats: poll %lu (slept %lu, on the NIC %lu, on the "
-		  "doorbell alone %lu), epoll %lu "
+		  "doorbell alone %lu, kernel not asked %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
-		  psock_stats[ST_POLL_BELL], psock_stats[ST_EPOLL],
+		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
+		  psock_stats[ST_EPOLL],
 		  psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);

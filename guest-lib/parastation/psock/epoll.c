@@ -305,7 +305,7 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 					 wait < most ? wait : most);
 			}
 			if (p[2].fd >= 0)
-				psock_nic_awake(watch);
+				psock_nic_awake(watch, p[1].revents & POLLIN);
 		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
 			    max - got < 64 ? max - got : 64, 0);

@@ -90,6 +90,12 @@ struct psock_conn {
 	bool fin_got;
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool stirred;		/* the kernel socket woke a wait: look at it */
+	/* O_NONBLOCK and the timeouts as the kernel last said: each ask is
+	 * a system call.  Asked again after fcntl(), ioctl() or setsockopt()
+	 * through us, and each time while another process may hold it. */
+	bool opts_known;
+	bool nonblock;
+	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none, wait for ever */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
 	/* UDP: a datagram socket, bound to a marker port */
 	bool dgram;
@@ -114,6 +120,7 @@ enum {
 	ST_POLL_SLEEP,		/* ... that slept in poll() */
 	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
 	ST_POLL_BELL,		/* ... on the doorbell alone (ps_port_sleep) */
+	ST_POLL_UNASKED,	/* kernel looks left out (kernel_look_due) */
 	ST_EPOLL,		/* psock_epoll_wait calls */
 	ST_EPOLL_SLEEP,
 	ST_MSG_IN,		/* messages taken in */
@@ -197,9 +204,10 @@ int psock_nic_fd(void);
 int psock_bell_fd(void);
 /* Before a sleep on the doorbell (without the lock): true if a message
  * is queued already, *watch_nic whether to poll the NIC too
- * (ps_port_sleep()); psock_nic_awake(*watch_nic) after. */
+ * (ps_port_sleep()); psock_nic_awake(*watch_nic, rung) after, rung if
+ * the poll said POLLIN on the doorbell. */
 bool psock_nic_sleep(bool *watch_nic);
-void psock_nic_awake(bool watch_nic);
+void psock_nic_awake(bool watch_nic, bool rung);
 /* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
 int psock_sleep_ms(bool watch_nic);
 /* Whether a sleep now would watch the NIC (ps_port_watches()). */
@@ -267,17 +275,16 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 /* poll() over fds that may include ours; timeout_ms as poll's. */
 int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 /*
- * Sleep until one of events holds on our fd, for a blocking call: at most
- * the socket's SO_RCVTIMEO (POLLIN) or SO_SNDTIMEO, then EAGAIN.
- */
-int psock_wait_fd(int fd, short events);
-/*
- * psock_wait_fd() with the lock given up meanwhile: 0, -1 (the wait
- * failed, errno set) or -2 (another thread closed fd: EBADF).
+ * Sleep until one of events holds on our fd, for a blocking call, with
+ * the lock given up meanwhile: at most the socket's SO_RCVTIMEO (POLLIN)
+ * or SO_SNDTIMEO, then EAGAIN.  0, -1 (the wait failed, errno set) or -2
+ * (another thread closed fd: EBADF).
  */
 int psock_sleep(int fd, struct psock_conn *c, short events);
-/* MSG_DONTWAIT in flags, or O_NONBLOCK on fd. */
-bool psock_nonblocking(int fd, int flags);
+/* MSG_DONTWAIT in flags, or O_NONBLOCK on fd (connection c). */
+bool psock_nonblocking(int fd, struct psock_conn *c, int flags);
+/* fd's flags or options may have changed: ask the kernel again. */
+void psock_opts_changed(int fd);
 
 /* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */
 struct epoll_event;

@@ -180,11 +180,13 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags)
 {
 	size_t want = iov_total(iov, iovcnt), done = 0;
-	bool peek = flags & MSG_PEEK;
+	bool peek = flags & MSG_PEEK, looked = false;
 	ssize_t n;
 
 	for (;;) {
-		psock_pump();
+		if (!looked)	/* a wake took in just now (look()) */
+			psock_pump();
+		looked = false;
 		psock_decide(fd, c);
 		if (c->inherited && psock_claim())
 			goto wait;
@@ -227,7 +229,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 			return done;
 		}
 wait:
-		if (psock_nonblocking(fd, flags)) {
+		if (psock_nonblocking(fd, c, flags)) {
 			if (done)
 				return done;
 			errno = EAGAIN;
@@ -237,6 +239,7 @@ wait:
 		n = psock_sleep(fd, c, POLLIN);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
+		looked = true;
 	}
 	/* not ours after all (or not in this process): the kernel's */
 	if (c->inherited) {
@@ -267,10 +270,13 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 {
 	size_t want = iov_total(iov, iovcnt), done = 0;
 	struct iovec part[UIO_MAXIOV];
+	bool looked = false;
 	ssize_t n;
 
 	for (;;) {
-		psock_pump();
+		if (!looked)	/* a wake took in just now (look()) */
+			psock_pump();
+		looked = false;
 		psock_decide(fd, c);
 		if (c->inherited && psock_claim())
 			goto wait;
@@ -299,7 +305,7 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 				c->tx_kernel += n;
 				done += n;
 			}
-			if (done == want || (done && psock_nonblocking(fd, flags)))
+			if (done == want || (done && psock_nonblocking(fd, c, flags)))
 				return done;
 		}
 		if (c->tx_ports && c->reset)
@@ -321,16 +327,17 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 			c->tx_sent += len;
 			done += len;
 		}
-		if (done == want || (done && psock_nonblocking(fd, flags)))
+		if (done == want || (done && psock_nonblocking(fd, c, flags)))
 			return done;
 wait:
-		if (psock_nonblocking(fd, flags)) {
+		if (psock_nonblocking(fd, c, flags)) {
 			errno = EAGAIN;
 			return -1;
 		}
 		n = psock_sleep(fd, c, POLLOUT);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
+		looked = true;
 	}
 }
 

@@ -290,7 +290,7 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 				*fromlen = m.msg_namelen;
 			return n;
 		}
-		if (psock_nonblocking(fd, flags) || psock_sleep(fd, c, POLLIN))
+		if (psock_nonblocking(fd, c, flags) || psock_sleep(fd, c, POLLIN))
 			return -1;
 	}
 }

@@ -32,6 +32,27 @@ static int64_t us_now(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* When this thread last asked the kernel in poll() */
+static __thread int64_t kernel_asked_us;
+
+/*
+ * Whether a poll() of the kernel that does not wait can be left out: no
+ * answer of it would be the program's, it could only tell that the kernel
+ * socket of one of our connections ended or broke (look() then looks at
+ * it), and the kernel was asked less than PS_PORT_POLL_MS ago, so such
+ * news is at most that late.  A system call costs as much as a ports
+ * message.
+ */
+static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
+			    nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (kfds[i].fd >= 0 && (pass[i] < 0 ||
+					(kfds[i].events & pass[i])))
+			return true;
+	return us_now() - kernel_asked_us >= PS_PORT_POLL_MS * 1000;
+}
+
 /*
  * One look at every fd; kfds gets what to ask the kernel, pass which of
  * its answers count as the program's (for our fds, -1 for others).
@@ -144,9 +165,19 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
-		ret = sys_poll(kfds, kn, wait);
-		if (sleeping)
-			psock_nic_awake(watch);
+		if (!wait && kn == n && !kernel_look_due(kfds, pass, n)) {
+			STAT(ST_POLL_UNASKED);
+			for (nfds_t i = 0; i < n; i++)
+				kfds[i].revents = 0;
+			ret = 0;
+		} else {
+			ret = sys_poll(kfds, kn, wait);
+			kernel_asked_us = us_now();
+		}
+		if (sleeping)	/* the doorbell is the last, if any */
+			psock_nic_awake(watch, ret > 0 && kn > n &&
+					       kfds[kn - 1].fd == psock_bell_fd() &&
+					       (kfds[kn - 1].revents & POLLIN));
 		if (ret < 0)
 			break;
 		ret = 0;
@@ -178,42 +209,65 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return ret;
 }
 
-bool psock_nonblocking(int fd, int flags)
+/* The file's O_NONBLOCK and timeouts into c, unless c has them. */
+static void conn_opts(int fd, struct psock_conn *c)
 {
-	return (flags & MSG_DONTWAIT) || (sys_fcntl(fd, F_GETFL, 0) & O_NONBLOCK);
+	struct timeval tv;
+	socklen_t len;
+	int fl;
+
+	if (c->opts_known && !c->shared && !c->inherited)
+		return;
+	fl = sys_fcntl(fd, F_GETFL, 0);
+	c->nonblock = fl < 0 || (fl & O_NONBLOCK);	/* EBADF: no wait */
+	c->rcvtimeo_ms = c->sndtimeo_ms = -1;
+	for (int i = 0; i < 2; i++) {
+		len = sizeof(tv);
+		if (getsockopt(fd, SOL_SOCKET, i ? SO_SNDTIMEO : SO_RCVTIMEO,
+			       &tv, &len) || !(tv.tv_sec || tv.tv_usec))
+			continue;
+		*(i ? &c->sndtimeo_ms : &c->rcvtimeo_ms) =
+			tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+	}
+	c->opts_known = fl >= 0;
+}
+
+bool psock_nonblocking(int fd, struct psock_conn *c, int flags)
+{
+	if (flags & MSG_DONTWAIT)
+		return true;
+	conn_opts(fd, c);
+	return c->nonblock;
+}
+
+void psock_opts_changed(int fd)
+{
+	struct psock_conn *c;
+
+	psock_lock();
+	c = psock_get(fd);
+	if (c)
+		c->opts_known = false;
+	psock_unlock();
 }
 
 int psock_sleep(int fd, struct psock_conn *c, short events)
 {
-	int n;
+	struct pollfd p = { .fd = fd, .events = events };
+	int timeout, n;
 
+	conn_opts(fd, c);
+	timeout = events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms;
 	psock_unlock();
-	n = psock_wait_fd(fd, events);
+	n = psock_poll(&p, 1, timeout);
 	psock_lock();
-	if (n < 0)
+	if (n == 0)
+		errno = EAGAIN;
+	if (n <= 0)
 		return -1;
 	if (psock_get(fd) != c) {	/* closed by another thread */
 		errno = EBADF;
 		return -2;
 	}
 	return 0;
-}
-
-int psock_wait_fd(int fd, short events)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	struct timeval tv = { 0 };
-	socklen_t len = sizeof(tv);
-	int timeout = -1, n;
-
-	if (!getsockopt(fd, SOL_SOCKET,
-			events & POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, &len) &&
-	    (tv.tv_sec || tv.tv_usec))
-		timeout = tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
-	n = psock_poll(&p, 1, timeout);
-	if (n == 0) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return n < 0 ? -1 : 0;
 }
