@@ -32,16 +32,27 @@ static int64_t us_now(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* When this thread last asked the kernel in poll() */
+/* When this thread last asked the kernel in poll(), and about which fds */
 static __thread int64_t kernel_asked_us;
+static __thread uint64_t kernel_asked_set;
+
+/* A digest of the fds asked about: another set is asked at once */
+static uint64_t fd_set_digest(const struct pollfd *kfds, nfds_t n)
+{
+	uint64_t h = 14695981039346656037ull ^ n;
+
+	for (nfds_t i = 0; i < n; i++)
+		h = (h ^ (uint32_t)kfds[i].fd) * 1099511628211ull;
+	return h;
+}
 
 /*
  * Whether a poll() of the kernel that does not wait can be left out: no
  * answer of it would be the program's, it could only tell that the kernel
  * socket of one of our connections ended or broke (look() then looks at
- * it), and the kernel was asked less than PS_PORT_POLL_MS ago, so such
- * news is at most that late.  A system call costs as much as a ports
- * message.
+ * it), and the kernel was asked about the same fds less than
+ * PS_PORT_POLL_MS ago, so such news is at most that late.  A system call
+ * costs as much as a ports message.
  */
 static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
 			    nfds_t n)
@@ -50,7 +61,8 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
 		if (kfds[i].fd >= 0 && (pass[i] < 0 ||
 					(kfds[i].events & pass[i])))
 			return true;
-	return us_now() - kernel_asked_us >= PS_PORT_POLL_MS * 1000;
+	return fd_set_digest(kfds, n) != kernel_asked_set ||
+	       us_now() - kernel_asked_us >= PS_PORT_POLL_MS * 1000;
 }
 
 /*
@@ -173,6 +185,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		} else {
 			ret = sys_poll(kfds, kn, wait);
 			kernel_asked_us = us_now();
+			kernel_asked_set = fd_set_digest(kfds, n);
 		}
 		if (sleeping)	/* the doorbell is the last, if any */
 			psock_nic_awake(watch, ret > 0 && kn > n &&
