@@ -775,20 +775,36 @@ static void case_idle(int fd)
 	      "idle: asleep until stdin ended, the connection quiet");
 }
 
+/* 100 bytes to the echo and back, blocking reads (after which the
+ * library holds the file's flags as the kernel said them) */
+static bool echoed(int fd, int seed)
+{
+	uint8_t out[100], in[100];
+
+	fill(out, sizeof(out), 0, seed);
+	return !write_all(fd, out, sizeof(out)) &&
+	       read_all(fd, in, sizeof(in)) == 1 &&
+	       !memcmp(in, out, sizeof(in));
+}
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* opts: the options and descriptor flags programs set, read back */
 static void case_opts(int fd)
 {
-	int one = 1, v = 0, fl = fcntl(fd, F_GETFL), r;
+	int one = 1, v = 0, fl = fcntl(fd, F_GETFL), r, n = -1;
 	struct timeval tv = { 0, 300000 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	socklen_t l = sizeof(v);
 	uint8_t out[100], in[100];
+	int64_t t0;
 	char b;
-
-	/* a blocking read first: the library keeps the flags it saw */
-	fill(out, sizeof(out), 0, 14);
-	CHECK(!write_all(fd, out, sizeof(out)) &&
-	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
-	      "opts: blocking, 100 bytes echoed");
 
 	CHECK(!setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) &&
 	      !getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) && v == 1,
@@ -811,11 +827,14 @@ static void case_opts(int fd)
 	r = getsockopt(fd, IPPROTO_TCP, 12345, &v, &l);
 	CHECK(r == -1 && errno == ENOPROTOOPT, "opts: an unknown option: %s",
 	      err_name(errno));
+	/* each change of the flags right after blocking reads */
+	CHECK(echoed(fd, 14), "opts: blocking, 100 bytes echoed");
 	r = fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -2 : (int)read(fd, &b, 1);
 	CHECK(r == -1 && errno == EAGAIN && (fcntl(fd, F_GETFL) & O_NONBLOCK),
 	      "opts: O_NONBLOCK by fcntl, nothing to read: %s",
 	      err_name(errno));
 	fcntl(fd, F_SETFL, fl);
+	CHECK(echoed(fd, 15), "opts: blocking after fcntl, 100 bytes echoed");
 	one = 1;
 	r = ioctl(fd, FIONBIO, &one) ? -2 : (int)read(fd, &b, 1);
 	CHECK(r == -1 && errno == EAGAIN,
@@ -823,17 +842,24 @@ static void case_opts(int fd)
 	      err_name(errno));
 	one = 0;
 	ioctl(fd, FIONBIO, &one);
+	/* FIONREAD: nothing, then some of the 100 bytes on their way back */
+	r = ioctl(fd, FIONREAD, &v) ? -1 : v;
+	fill(out, sizeof(out), 0, 16);
+	if (!r && !write_all(fd, out, sizeof(out)) && poll(&p, 1, 10000) == 1)
+		n = ioctl(fd, FIONREAD, &v) ? -1 : v;
+	CHECK(r == 0 && n >= 1 && n <= 100 &&
+	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
+	      "opts: FIONREAD 0, then 1 to 100 of 100 bytes echoed, which "
+	      "blocking reads get");
+	t0 = ms_now();
 	r = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ? -2 :
 	    (int)read(fd, &b, 1);
-	CHECK(r == -1 && errno == EAGAIN,
-	      "opts: SO_RCVTIMEO 300 ms, nothing to read: %s",
+	CHECK(r == -1 && errno == EAGAIN && ms_now() - t0 >= 250,
+	      "opts: SO_RCVTIMEO 300 ms, nothing to read: %s after its time",
 	      err_name(errno));
 	tv.tv_usec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	fill(out, sizeof(out), 0, 13);
-	CHECK(!write_all(fd, out, sizeof(out)) &&
-	      read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, out, sizeof(in)),
-	      "opts: blocking again, 100 bytes echoed");
+	CHECK(echoed(fd, 13), "opts: blocking again, 100 bytes echoed");
 	CHECK(!fcntl(fd, F_SETFD, FD_CLOEXEC) &&
 	      (fcntl(fd, F_GETFD) & FD_CLOEXEC), "opts: FD_CLOEXEC set and read back");
 }

@@ -4,10 +4,11 @@
 # in the modelled hardware's time (docs/lockstep.md).  One lock-step run,
 # `vcluster run --lockstep -n 2 --fabric eth,ps1,myrinet`: node0 runs every
 # measurement in turn and starts its peer on node1 over ssh; node1 waits
-# until node0 is done.  Nothing on the host is in the path, so one run
-# gives exact figures: no repetitions, no medians, no host noise.  The
-# guests' CPUs run 8 ns an instruction (icount shift 3, a 125 MIPS CPU), so
-# the software's cost counts as it would on a CPU of the papers' era.
+# until node0 is done (an hour of virtual time at most).  Nothing on the
+# host is in the path, so one run gives exact figures: no repetitions, no
+# medians, no host noise.  The guests' CPUs run 8 ns an instruction
+# (icount shift 3, a 125 MIPS CPU), so the software's cost counts as it
+# would on a CPU of the papers' era.
 #   - ports (pstest port-pingpong) on ps1 and myri;
 #   - sockets: tcpbench under psrun on ps1 and myri, and tcp: tcpbench on
 #     kernel TCP over virtio-net (eth), the baseline;
@@ -78,7 +79,9 @@ case $VC_NODE in
 		killall -q -9 pvmd; ssh node1 'killall -q -9 pvmd; rm -f /tmp/pvmd.0'; rm -f /tmp/pvmd.0
 	done
 	ssh node1 'touch /tmp/bench-done' ;;
-*)	while [ ! -e /tmp/bench-done ]; do sleep 1; done ;;
+*)	# an hour of virtual time at most (idle time costs little), so a
+	# node0 that failed cannot hold the run
+	i=0; while [ ! -e /tmp/bench-done ] && [ $i -lt 3600 ]; do sleep 1; i=$((i + 1)); done ;;
 esac
 EOF
 
@@ -102,7 +105,7 @@ awk '$1 == "@begin" { sec = $2; next }
 		n = split(sec, p, "-"); print p[1] "-" p[2], a[1], f[1]; next }
 	NF == 3 && $1 ~ /^[0-9]+$/ && $3 ~ /^[0-9.]+$/ {
 		n = split(sec, p, "-"); printf "%s-%s %s %.2f\n", p[1], p[2], $1, $3 * 1e6 }' \
-	"$run/node0.out" > "$tmp/figs" 2>/dev/null || true
+	"$run/node0.out" > "$tmp/figs" || true
 
 for nic in ps1 myri eth; do
 	for lay in ports sockets tcp netpipe mpi pvm self; do

@@ -516,9 +516,11 @@ API int fcntl64(int fd, int cmd, ...)
 	return fcntl_any(fd, cmd, arg);
 }
 
-/* O_NONBLOCK and the timeouts: ours keep what the kernel said of them */
+/* FIONREAD counts what the library holds; FIONBIO changes O_NONBLOCK,
+ * which ours keep as the kernel said it */
 API int ioctl(int fd, unsigned long req, ...)
 {
+	struct psock_conn *c;
 	va_list ap;
 	void *arg;
 	int ret;
@@ -526,6 +528,14 @@ API int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if (req == FIONREAD && arg && (c = ours(fd))) {
+		ret = c->dgram ? -1 : psock_unread(fd, c);
+		psock_unlock();
+		if (ret >= 0) {
+			*(int *)arg = ret;
+			return 0;
+		}
+	}
 	ret = syscall(SYS_ioctl, fd, req, arg);
 	if (ret >= 0 && req == FIONBIO && psock_get(fd))
 		psock_opts_changed(fd);

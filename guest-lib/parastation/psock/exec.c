@@ -197,6 +197,7 @@ static struct psock_conn *read_conn(int mfd)
 	}
 	c->head = c->tail = NULL;
 	c->refs = 0;
+	c->opts_gen = 0;	/* another image: ask the kernel */
 	while (n--) {
 		struct exec_chunk e;
 		struct psock_chunk *k;

@@ -91,9 +91,11 @@ struct psock_conn {
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool stirred;		/* the kernel socket woke a wait: look at it */
 	/* O_NONBLOCK and the timeouts as the kernel last said: each ask is
-	 * a system call.  Asked again after fcntl(), ioctl() or setsockopt()
-	 * through us, and each time while another process may hold it. */
-	bool opts_known;
+	 * a system call.  Good while opts_gen is the library's count of
+	 * fcntl(), ioctl() and setsockopt() calls through us on any of ours
+	 * (psock_opts_changed()); asked each time while another process may
+	 * hold it. */
+	unsigned int opts_gen;		/* 0: not asked */
 	bool nonblock;
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none, wait for ever */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
@@ -239,6 +241,9 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 int psock_shutdown(int fd, struct psock_conn *c, int how);
+/* ioctl(FIONREAD) of a stream: the bytes it holds unread, -1 if the
+ * kernel answers (before the peer's switch, or not ours after all). */
+int psock_unread(int fd, struct psock_conn *c);
 /* The kernel stream ended and the grace for the ports FIN still runs:
  * no file wakes us when it is over (look again soon). */
 bool psock_eof_pending(const struct psock_conn *c);
@@ -283,7 +288,8 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 int psock_sleep(int fd, struct psock_conn *c, short events);
 /* MSG_DONTWAIT in flags, or O_NONBLOCK on fd (connection c). */
 bool psock_nonblocking(int fd, struct psock_conn *c, int flags);
-/* fd's flags or options may have changed: ask the kernel again. */
+/* fd's flags or options may have changed: ask the kernel again.  Takes
+ * no lock (fcntl() and setsockopt() are async-signal-safe). */
 void psock_opts_changed(int fd);
 
 /* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */

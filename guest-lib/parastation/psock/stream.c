@@ -9,10 +9,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "psock.h"
 #include "wire.h"
@@ -255,6 +259,23 @@ wait:
 		psock_lock();
 		return n;
 	}
+}
+
+int psock_unread(int fd, struct psock_conn *c)
+{
+	int k = 0;
+
+	psock_pump();
+	psock_decide(fd, c);
+	if (c->kernel_only || c->inherited || c->undecided ||
+	    (rx_on_kernel(c) && !c->rx_switch))
+		return -1;
+	/* the kernel's bytes up to the switch, then ours */
+	if (rx_on_kernel(c) && !syscall(SYS_ioctl, fd, FIONREAD, &k) &&
+	    (uint64_t)k > c->rx_limit - c->rx_kernel)
+		k = (int)(c->rx_limit - c->rx_kernel);
+	return c->rx_bytes > (size_t)(INT_MAX - k) ? INT_MAX :
+	       k + (int)c->rx_bytes;
 }
 
 static ssize_t epipe(int flags)

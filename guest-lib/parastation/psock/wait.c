@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -47,10 +48,10 @@ static uint64_t fd_set_digest(const struct pollfd *kfds, nfds_t n)
 }
 
 /*
- * Whether a poll() of the kernel that does not wait can be left out: no
- * answer of it would be the program's, it could only tell that the kernel
- * socket of one of our connections ended or broke (look() then looks at
- * it), and the kernel was asked about the same fds less than
+ * Whether a poll() of the kernel that does not wait can be left out: it
+ * could only tell that the kernel socket of one of our connections ended
+ * or broke (POLLIN of its end, POLLHUP, POLLERR; no fd of the kernel's is
+ * asked), and the kernel was asked about the same fds less than
  * PS_PORT_POLL_MS ago, so such news is at most that late.  A system call
  * costs as much as a ports message.
  */
@@ -222,14 +223,18 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return ret;
 }
 
+/* Bumped for every change of flags or options of ours; never 0. */
+static unsigned int opts_gen_now = 1;
+
 /* The file's O_NONBLOCK and timeouts into c, unless c has them. */
 static void conn_opts(int fd, struct psock_conn *c)
 {
+	unsigned int gen = __atomic_load_n(&opts_gen_now, __ATOMIC_ACQUIRE);
 	struct timeval tv;
 	socklen_t len;
 	int fl;
 
-	if (c->opts_known && !c->shared && !c->inherited)
+	if (c->opts_gen == gen && !c->shared && !c->inherited)
 		return;
 	fl = sys_fcntl(fd, F_GETFL, 0);
 	c->nonblock = fl < 0 || (fl & O_NONBLOCK);	/* EBADF: no wait */
@@ -240,9 +245,11 @@ static void conn_opts(int fd, struct psock_conn *c)
 			       &tv, &len) || !(tv.tv_sec || tv.tv_usec))
 			continue;
 		*(i ? &c->sndtimeo_ms : &c->rcvtimeo_ms) =
-			tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+			tv.tv_sec >= INT_MAX / 1000 ? INT_MAX :
+			(int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
 	}
-	c->opts_known = fl >= 0;
+	/* a change meanwhile has bumped the count: asked again next time */
+	c->opts_gen = fl >= 0 ? gen : 0;
 }
 
 bool psock_nonblocking(int fd, struct psock_conn *c, int flags)
@@ -255,13 +262,10 @@ bool psock_nonblocking(int fd, struct psock_conn *c, int flags)
 
 void psock_opts_changed(int fd)
 {
-	struct psock_conn *c;
-
-	psock_lock();
-	c = psock_get(fd);
-	if (c)
-		c->opts_known = false;
-	psock_unlock();
+	/* every connection asks again: such calls are rare */
+	if (psock_get(fd) &&
+	    !__atomic_add_fetch(&opts_gen_now, 1, __ATOMIC_RELEASE))
+		__atomic_add_fetch(&opts_gen_now, 1, __ATOMIC_RELEASE);
 }
 
 int psock_sleep(int fd, struct psock_conn *c, short events)
