@@ -152,10 +152,11 @@ int ps_port_wait(ps_port_t *p, int timeout_ms);
  * is 0 while another process of the node watches the NIC for us: then
  * sleep at most PS_PORT_BELL_MS.  Call ps_port_awake() after the sleep,
  * with the same *watch_nic, and rung 1 if the poll said POLLIN on the
- * doorbell (it is emptied then: a read costs as much as a message).  Sleep at most ps_port_sleep_ms(): without a
- * doorbell, and once two threads of the process have slept on ports
- * (they share the doorbell), PS_PORT_POLL_MS; else PS_PORT_WATCH_MS on
- * the NIC, PS_PORT_BELL_MS on the doorbell alone.
+ * doorbell (it is emptied then: a read costs as much as a message).
+ * Sleep at most ps_port_sleep_ms(): without a doorbell, and once two
+ * threads of the process have slept on ports (they share the doorbell),
+ * PS_PORT_POLL_MS; else PS_PORT_WATCH_MS on the NIC, PS_PORT_BELL_MS on
+ * the doorbell alone.
  * ps_port_recv() and ps_port_wait() do all this themselves.
  */
 int ps_port_bell_fd(const ps_port_t *p);

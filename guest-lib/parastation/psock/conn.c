@@ -793,8 +793,7 @@ __attribute__((destructor)) static void psock_exit(void)
 		  "read waits %lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
-		  psock_stats[ST_EPOLL],
-		  psock_stats[ST_EPOLL_SLEEP],
+		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);
 	psock_lock();
