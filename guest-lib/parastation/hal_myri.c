@@ -418,7 +418,7 @@ static int myri_status(ps_hal_t *h)
 /*
  * Stall in WAIT-window loads until one of @events holds, for at most the
  * stall budget and *timeout_ms (-1: no limit), which is reduced by the
- * time spent.  A load returns when the MCP notifies the context or after
+ * time spent unless an event holds.  A load returns when the MCP notifies the context or after
  * the card's wait timeout (2 ms), whichever is first.
  */
 static int myri_stall(ps_hal_t *h, int events, int *timeout_ms)
@@ -437,8 +437,10 @@ static int myri_stall(ps_hal_t *h, int events, int *timeout_ms)
 		st_release(&m->user->want_notify, 1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		ev = myri_status(h);
+		if (ev & events)	/* met: no clock read on the way out */
+			return ev;
 		t = ps_hal_now_ns();
-		if ((ev & events) || t - t0 >= budget * 1000000)
+		if (t - t0 >= budget * 1000000)
 			break;
 		(void)m->db[LANAI_DB_WAIT(seen) / 4];
 	}

@@ -274,7 +274,7 @@ static int ps1_status(ps_hal_t *h)
 /*
  * Stall in WAIT-window loads until cond holds, for at most the stall
  * budget and *timeout_ms (-1: no limit), which is reduced by the time
- * spent.  Returns the last SREG.
+ * spent unless cond holds.  Returns the last SREG.
  */
 static uint32_t ps1_stall(ps_hal_t *h, uint32_t cond, int *timeout_ms)
 {
@@ -288,8 +288,10 @@ static uint32_t ps1_stall(ps_hal_t *h, uint32_t cond, int *timeout_ms)
 		return rd(p, PS1_REG_SREG);
 	do {	/* a WAIT read that needs no stall returns at once */
 		sreg = rd(p, PS1_WAIT_ADDR(cond));
+		if (PS1_WAIT_MET(sreg, cond))	/* no clock read on the way out */
+			return sreg;
 		t = ps_hal_now_ns();
-	} while (!PS1_WAIT_MET(sreg, cond) && t - t0 < budget * 1000000);
+	} while (t - t0 < budget * 1000000);
 	if (*timeout_ms > 0) {
 		*timeout_ms -= (t - t0) / 1000000;
 		if (*timeout_ms <= 0)

@@ -307,10 +307,11 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 		if (stall > PS_PORT_POLL_MS)
 			stall = PS_PORT_POLL_MS;
 		if (stall > 0 && timeout_ms != 0) {
-			t0 = now_ms();
+			t0 = timeout_ms > 0 ? now_ms() : 0;
 			ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms >= 0 &&
 					 timeout_ms < stall ? timeout_ms : stall);
-			if (timeout_ms > 0) {
+			/* the time left only for the sleep that follows */
+			if (timeout_ms > 0 && ev >= 0 && !(ev & PS_HAL_RX)) {
 				timeout_ms -= (int)(now_ms() - t0);
 				if (timeout_ms < 0)
 					timeout_ms = 0;
@@ -377,8 +378,7 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	}
 	h = (struct ps_port_hdr){ .dport = dport, .sport = p->id,
 				  .msgid = p->next_msgid++, .total = len };
-	granted = ports_acquire(p, dest, k, h.msgid, timeout_ms < 0 ? 0 :
-				now_ms() + timeout_ms + !timeout_ms);
+	granted = ports_acquire(p, dest, k, h.msgid, timeout_ms);
 	if (granted < 0)
 		return -1;
 	if (granted)
@@ -456,17 +456,25 @@ int ps_port_quiet(ps_port_t *p)
 {
 	struct pool *pl = p->pl;
 
-	return !p->lhead &&
-	       !__atomic_load_n(&pl->port[p->id].head, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&pl->npend, __ATOMIC_RELAXED) &&
-	       now_ms() - p->reap_t < REAP_MS &&
-	       !(ps_hal_status(p->hal) & PS_HAL_RX);
+	if (p->lhead ||
+	    __atomic_load_n(&pl->port[p->id].head, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&pl->npend, __ATOMIC_RELAXED) ||
+	    (ps_hal_status(p->hal) & PS_HAL_RX))
+		return 0;
+	/* whether a look for dead senders is due (a take does it): a read
+	 * of the clock costs as much as the rest, and a caller that spins
+	 * asks thousands of times a second, so only every QUIET_CLOCK_LOOKS */
+	if (__atomic_add_fetch(&p->quiet_looks, 1, __ATOMIC_RELAXED) %
+	    QUIET_CLOCK_LOOKS)
+		return 1;
+	return now_ms() - p->reap_t < REAP_MS;
 }
 
 ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 		     size_t len, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms, left;
+	int64_t deadline = 0, left, t;
+	bool timed = false;
 	unsigned int src;
 	struct lmsg *l;
 	ssize_t n;
@@ -516,7 +524,13 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 			return n;
 		if (stalled < 0)
 			return -1;
-		left = deadline - now_ms();
+		/* the clock only once we may wait: a message needs none */
+		t = now_ms();
+		if (!timed) {
+			deadline = t + timeout_ms;
+			timed = true;
+		}
+		left = deadline - t;
 		if (timeout_ms >= 0 && left <= 0) {
 			errno = timeout_ms == 0 ? EAGAIN : ETIMEDOUT;
 			return -1;

@@ -568,12 +568,12 @@ static int try_acquire(ps_port_t *p, unsigned int d, uint32_t k,
  * Returns 0 eager, 1 granted, -1 error.
  */
 int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
-		  int64_t deadline)
+		  int timeout_ms)
 {
 	struct pool *pl = p->pl;
 	struct peer *q = PEER(p, d);
 	int r, stalled, ev, err;
-	int64_t t;
+	int64_t t, deadline = 0;	/* 0: not yet known, or forever */
 
 	for (;;) {
 		ports_lock(p);
@@ -589,6 +589,9 @@ int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
 		err = errno;
 		ports_reap_sometimes(p);
 		t = now_ms();
+		/* the clock from the first wait on: room needs none */
+		if (timeout_ms >= 0 && !deadline)
+			deadline = t + timeout_ms + !timeout_ms;
 		if (q->creq && q->csent && t - q->ct >= RESEND_MS) {
 			q->ct = t;	/* d's pool may have been zeroed */
 			pend(p, d, PD_CREQ);

@@ -147,6 +147,7 @@ struct pool {
 };
 
 #define REAP_MS		100	/* a waiting process looks for dead senders */
+#define QUIET_CLOCK_LOOKS 16	/* ps_port_quiet() calls per clock read */
 #define WARM_MS		20	/* a port with a message from the NIC as
 				 * recent as this watches the NIC */
 
@@ -174,6 +175,7 @@ struct ps_port {
 	int local_peers;		/* messages come from this node: sleep
 					 * on NIC and doorbell, never stall */
 	int64_t reap_t;			/* last look for dead senders */
+	unsigned int quiet_looks;	/* ps_port_quiet() calls, see there */
 };
 
 static inline struct blk *B(ps_port_t *p, uint32_t off)
@@ -269,10 +271,10 @@ void ports_reap(ps_port_t *p);
 void ports_reap_sometimes(ps_port_t *p);
 /*
  * Wait, taking the lock, for room at d for k fragments: 0 eager, 1 grant.
- * Until deadline (now_ms() time; 0 forever), then ETIMEDOUT.
+ * For timeout_ms (-1 forever; 0 one round of looking), then ETIMEDOUT.
  */
 int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
-		  int64_t deadline);
+		  int timeout_ms);
 /* A send fails half-way: the receiver drops the part. */
 void ports_abandon(ps_port_t *p, unsigned int d, int granted, int some_sent);
 

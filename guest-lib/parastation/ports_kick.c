@@ -177,17 +177,21 @@ int ps_port_sleep_ms(const ps_port_t *p, int watch_nic)
 	return ports_nap(-1, watch_nic ? PS_PORT_WATCH_MS : PS_PORT_BELL_MS);
 }
 
+static int watches(ps_port_t *p, int64_t now)
+{
+	return p->bell < 0 || warm(p->pl, p->id, now) || !nic_watched(p, now);
+}
+
 int ps_port_watches(ps_port_t *p)
 {
-	int64_t now = now_ms();
-
-	return p->bell < 0 || warm(p->pl, p->id, now) || !nic_watched(p, now);
+	return watches(p, now_ms());
 }
 
 int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic)
 {
 	struct pool *pl = p->pl;
-	int watch = must_watch || ps_port_watches(p);
+	int64_t now = now_ms();
+	int watch = must_watch || watches(p, now);
 
 	if (!slept) {
 		slept = true;
@@ -195,7 +199,7 @@ int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic)
 	}
 	if (watch) {
 		__atomic_store_n(&pl->port[p->id].watch_until,
-				 now_ms() + PS_PORT_WATCH_MS, __ATOMIC_RELAXED);
+				 now + PS_PORT_WATCH_MS, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pl->port[p->id].watching, 1,
 				   __ATOMIC_SEQ_CST);
 	}

@@ -113,9 +113,9 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
 /*
  * 1 if a ps_port_recv() now would find nothing and have nothing to do:
  * no message queued, no packet in the NIC, no control packet owed by the
- * node, no look for dead senders due.  Does
- * not take the node's lock, which a process that only looks should not
- * fight for with those that receive.
+ * node, no look for dead senders due (that one asked of the clock only
+ * every 16th call).  Does not take the node's lock, which a process that
+ * only looks should not fight for with those that receive.
  */
 int ps_port_quiet(ps_port_t *p);
 /*

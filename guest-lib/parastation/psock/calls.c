@@ -723,6 +723,8 @@ API int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 	struct timespec ts, t0, t1;
 	long long left;
 	int ret, err;
+	/* the clock only for a wait: a read of it costs (wait.c) */
+	bool timed = tv && (tv->tv_sec || tv->tv_usec);
 
 	if (!set_has_ours(nfds, r, w, e))
 		return syscall(SYS_select, nfds, r, w, e, tv);
@@ -730,10 +732,11 @@ API int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 		ts.tv_sec = tv->tv_sec;
 		ts.tv_nsec = tv->tv_usec * 1000;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (timed)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = select_ms(nfds, r, w, e, timeout_of(tv ? &ts : NULL));
 	err = errno;
-	if (tv) {	/* Linux leaves the time not slept in *tv */
+	if (timed) {	/* Linux leaves the time not slept in *tv */
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		left = (long long)tv->tv_sec * 1000000 + tv->tv_usec -
 		       ((t1.tv_sec - t0.tv_sec) * 1000000LL +

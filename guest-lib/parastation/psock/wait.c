@@ -48,17 +48,19 @@ static uint64_t fd_set_digest(const struct pollfd *kfds, nfds_t n)
 }
 
 /*
- * Whether a poll() of the kernel that does not wait can be left out: it
- * could only tell that the kernel socket of one of our connections ended
- * or broke (POLLIN of its end, POLLHUP, POLLERR; no fd of the kernel's is
- * asked), and the kernel was asked about the same fds less than
- * PS_PORT_POLL_MS ago, so such news is at most that late.  A system call
- * costs as much as a ports message.
+ * Whether a poll() of the kernel that does not wait can be left out, when
+ * the kernel was asked about the same fds less than PS_PORT_POLL_MS ago
+ * (so what it holds back is at most that late): while some of ours are
+ * ready, the program has work and asks again (a kernel fd's news waits
+ * for its next call); else when it could only tell that the kernel socket
+ * of one of our connections ended or broke (POLLIN of its end, POLLHUP,
+ * POLLERR; no fd of the kernel's is asked).  A system call costs as much
+ * as a ports message.
  */
 static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
-			    nfds_t n)
+			    nfds_t n, int ready)
 {
-	for (nfds_t i = 0; i < n; i++)
+	for (nfds_t i = 0; i < n && !ready; i++)
 		if (kfds[i].fd >= 0 && (pass[i] < 0 ||
 					(kfds[i].events & pass[i])))
 			return true;
@@ -135,7 +137,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		bool only_ours, soon, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
 				 stirred);
-		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS;
+		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS, nic_wait;
 		int nic = psock_nic_fd();
 		nfds_t kn = n;
 		bool watch = true;
@@ -157,12 +159,10 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 
 			wait = left <= 0 ? 0 : left < wait ? (int)left : wait;
 		}
-		if (wait && nic >= 0 && only_ours) {
-			/* stall on the NIC first, as ports does */
-			STAT(ST_POLL_NIC);
-			psock_lock();
-			psock_port_wait(wait);
-			psock_unlock();
+		/* only ours: the kernel asked without waiting (when due),
+		 * then a stall on the NIC first, as ports does, below */
+		nic_wait = wait && nic >= 0 && only_ours ? wait : 0;
+		if (nic_wait) {
 			wait = 0;
 		} else if (sleeping) {
 			/* our doorbell, and the NIC unless another process
@@ -178,7 +178,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
-		if (!wait && kn == n && !kernel_look_due(kfds, pass, n)) {
+		if (!wait && kn == n && !kernel_look_due(kfds, pass, n, ready)) {
 			STAT(ST_POLL_UNASKED);
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
@@ -211,6 +211,13 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			break;
 		if (stirred)		/* look at what the kernel said */
 			continue;
+		if (nic_wait) {		/* then look again */
+			STAT(ST_POLL_NIC);
+			psock_lock();
+			psock_port_wait(nic_wait);
+			psock_unlock();
+			continue;
+		}
 		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
