@@ -504,6 +504,49 @@ static void case_iov(int fd)
 	      "iov: readv into 5 + 3000 + 1009 bytes gets them back");
 }
 
+/*
+ * The socket has a byte to read; the pipe gets one.  Repeated looks
+ * without a wait, as a program that spins does, report the pipe too: the
+ * library may leave the kernel out while the socket is ready, for a while
+ * (docs/psock.md, "Waiting"), never for good.
+ */
+static void both_ready(int fd, int pipefd[2])
+{
+	struct pollfd p[2] = { { .fd = pipefd[0], .events = POLLIN },
+			       { .fd = fd, .events = POLLIN } };
+	struct timeval tv;
+	int calls, r = 0, seen = 0;
+	fd_set rs;
+	char b;
+
+	write(pipefd[1], "p", 1);
+	for (calls = 1; calls <= 1000 && r != 2; calls++) {
+		r = poll(p, 2, 0);
+		if (r < 0 || !(p[1].revents & POLLIN))
+			break;
+		if (r != 2)
+			usleep(1000);
+	}
+	CHECK(r == 2 && p[0].revents == POLLIN && p[1].revents == POLLIN,
+	      "poll: the pipe and the socket ready: looks without a wait report both, the pipe within 1000");
+	for (calls = 1; calls <= 1000 && seen != 2; calls++) {
+		FD_ZERO(&rs);
+		FD_SET(fd, &rs);
+		FD_SET(pipefd[0], &rs);
+		tv = (struct timeval){ 0, 0 };
+		r = select((fd > pipefd[0] ? fd : pipefd[0]) + 1, &rs, NULL,
+			   NULL, &tv);
+		if (r < 0 || !FD_ISSET(fd, &rs))
+			break;
+		seen = r;
+		if (r != 2)
+			usleep(1000);
+	}
+	CHECK(seen == 2 && FD_ISSET(pipefd[0], &rs) && !tv.tv_usec,
+	      "select: the same with a timeout of 0, which stays 0");
+	read(pipefd[0], &b, 1);
+}
+
 static void case_poll(int fd)
 {
 	struct pollfd p[2] = { { .events = POLLIN }, { .fd = fd,
@@ -545,6 +588,7 @@ static void case_poll(int fd)
 		   &tv);
 	CHECK(r == 1 && FD_ISSET(fd, &rs) && !FD_ISSET(pipefd[0], &rs),
 	      "select: the socket is ready: %d", r);
+	both_ready(fd, pipefd);
 	read(fd, &b, 1);
 	write_all(fd, "q", 1);
 	close(pipefd[0]);
