@@ -290,6 +290,27 @@ void psock_nic_awake(bool watch_nic, bool rung)
 	errno = err;
 }
 
+bool psock_port_spins(void)
+{
+	bool ok;
+
+	psock_lock();
+	ok = port && !local_peer && ps_port_watches(port);
+	psock_unlock();
+	return ok;
+}
+
+bool psock_port_stirs(int looks)
+{
+	bool got = false;
+
+	psock_lock();
+	for (int i = 0; i < looks && port && !got; i++)
+		got = !ps_port_quiet(port);
+	psock_unlock();
+	return got;
+}
+
 void psock_port_wait(int timeout_ms)
 {
 	if (port)
@@ -788,11 +809,13 @@ unsigned long psock_stats[ST_N];
 __attribute__((destructor)) static void psock_exit(void)
 {
 	psock_say("stats: poll %lu (slept %lu, on the NIC %lu, on the "
-		  "doorbell alone %lu, kernel not asked %lu), epoll %lu "
+		  "doorbell alone %lu, kernel not asked %lu, spun %lu, in "
+		  "vain %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
+		  psock_stats[ST_POLL_SPIN], psock_stats[ST_POLL_SPUN],
 		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT]);

@@ -123,6 +123,8 @@ enum {
 	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
 	ST_POLL_BELL,		/* ... on the doorbell alone (ps_port_sleep) */
 	ST_POLL_UNASKED,	/* kernel looks left out (kernel_look_due) */
+	ST_POLL_SPIN,		/* spins before a sleep (spin_us()) */
+	ST_POLL_SPUN,		/* of them, found nothing: slept */
 	ST_EPOLL,		/* psock_epoll_wait calls */
 	ST_EPOLL_SLEEP,
 	ST_MSG_IN,		/* messages taken in */
@@ -200,6 +202,11 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
 void psock_pump(void);
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
 void psock_port_wait(int timeout_ms);
+/* Whether a wait may spin on the port: we watch the NIC, and no peer on
+ * this node needs our CPU (wait.c).  And whether a packet or message came
+ * within so many looks (ps_port_quiet()). */
+bool psock_port_spins(void);
+bool psock_port_stirs(int looks);
 /* The NIC's descriptor to wait on, -1 without one; and the port's
  * doorbell (messages from this node), -1 without one. */
 int psock_nic_fd(void);

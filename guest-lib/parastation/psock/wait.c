@@ -69,6 +69,64 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
 }
 
 /*
+ * A spin on the port before a sleep in the kernel, as Linux's busy_poll
+ * does.  A sleep that a packet ends costs an interrupt, a wake and a
+ * switch: in lock-step about 22 us, more than a ports message.  Programs
+ * that wait on kernel fds beside ours (PVM's select() over its daemon's
+ * socket, Open MPI's poll()) sleep there, not in the stall of ports.  So
+ * while this thread's recent waits were short, it looks at the port for
+ * up to twice their mean (at least SPIN_MIN_US, at most PS_SOCK_SPIN_US,
+ * default SPIN_MAX_US; 0: never), after the kernel was asked: its fds'
+ * news waits that long.  Never while another process watches the NIC for
+ * us, nor beside a peer on this node, which needs our CPU.
+ */
+#define SPIN_MAX_US	500
+#define SPIN_MIN_US	50
+#define SPIN_LOOKS	8	/* ps_port_quiet() calls per clock read */
+
+static int spin_max_us = -1;
+static __thread int64_t wait_mean_us;	/* of the recent waits, 1/4 weight */
+
+static int spin_us(void)
+{
+	int64_t us;
+
+	if (spin_max_us < 0) {
+		const char *e = getenv("PS_SOCK_SPIN_US");
+
+		spin_max_us = e ? atoi(e) : SPIN_MAX_US;
+		if (spin_max_us < 0)
+			spin_max_us = 0;
+	}
+	us = 2 * wait_mean_us;
+	if (!spin_max_us || us > spin_max_us || !psock_port_spins())
+		return 0;
+	return us < SPIN_MIN_US ? SPIN_MIN_US : (int)us;
+}
+
+/* A wait of this thread lasted us: a long one stops the spinning. */
+static void waited(int64_t us)
+{
+	if (us > 4 * SPIN_MAX_US)
+		us = 4 * SPIN_MAX_US;
+	wait_mean_us += (us - wait_mean_us) / 4;
+}
+
+/* Look at the port for up to us; whether something came, *t when. */
+static bool spin(int us, int64_t *t)
+{
+	int64_t t0 = us_now();
+
+	for (;;) {
+		bool got = psock_port_stirs(SPIN_LOOKS);
+
+		*t = us_now();
+		if (got || *t - t0 >= us)
+			return got;
+	}
+}
+
+/*
  * One look at every fd; kfds gets what to ask the kernel, pass which of
  * its answers count as the program's (for our fds, -1 for others).
  * Returns how many fds are ready from our state alone.
@@ -120,6 +178,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	struct pollfd kstack[STACK_FDS + 2], *kfds = kstack;
 	short pstack[STACK_FDS], *pass = pstack;
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
+	int64_t since = 0, woke = 0;	/* this call's wait, for spin_us() */
 	int ret;
 
 	STAT(ST_POLL);
@@ -133,11 +192,12 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			return -1;
 		}
 	}
-	for (bool stirred = false;;) {
+	for (bool stirred = false, spun = false;;) {
 		bool only_ours, soon, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
 				 stirred);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS, nic_wait;
+		int spin_for = 0;
 		int nic = psock_nic_fd();
 		nfds_t kn = n;
 		bool watch = true;
@@ -147,7 +207,16 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		if (wait && nic >= 0 && only_ours && psock_bell_fd() >= 0 &&
 		    !psock_nic_watches())
 			only_ours = false;
-		if (wait && nic >= 0 && !only_ours) {
+		/* kernel fds beside ours: the kernel asked (when due), then
+		 * a spin, below; a sleep when that found nothing */
+		if (wait && nic >= 0 && !only_ours && !spun)
+			spin_for = spin_us();
+		if (spin_for && timeout_ms > 0 &&
+		    deadline - us_now() < spin_for)
+			spin_for = 0;	/* the sleep below keeps the time */
+		if (spin_for) {
+			wait = 0;
+		} else if (wait && nic >= 0 && !only_ours) {
 			sleeping = true;
 			/* a doorbell rings for what others take in for us */
 			wait = psock_nic_sleep(&watch) ? 0 : psock_sleep_ms(watch);
@@ -184,8 +253,10 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 				kfds[i].revents = 0;
 			ret = 0;
 		} else {
+			if (wait && !since)
+				since = us_now();
 			ret = sys_poll(kfds, kn, wait);
-			kernel_asked_us = us_now();
+			kernel_asked_us = woke = us_now();
 			kernel_asked_set = fd_set_digest(kfds, n);
 		}
 		if (sleeping)	/* the doorbell is the last, if any */
@@ -218,11 +289,22 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			psock_unlock();
 			continue;
 		}
+		if (spin_for) {
+			STAT(ST_POLL_SPIN);
+			if (!since)
+				since = us_now();
+			spun = !spin(spin_for, &woke);
+			if (spun)
+				STAT(ST_POLL_SPUN);
+			continue;
+		}
 		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
 			break;
 	}
+	if (since)
+		waited(woke - since);
 	if (kfds != kstack) {
 		free(kfds);
 		free(pass);
