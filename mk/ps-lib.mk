@@ -25,7 +25,7 @@ $(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%
 
 # libpsock.so, ParaStation sockets (guest-lib/parastation/psock/), which
 # unmodified programs load with LD_PRELOAD (psrun): libps and the socket
-# layer built position-independent, only the socket calls exported.
+# layer built position-independent, only the socket and signal calls exported.
 PSOCK_SRC := $(wildcard guest-lib/parastation/psock/*.c)
 PSOCK_HDR := $(wildcard guest-lib/parastation/psock/*.h)
 PSOCK_OBJ := $(patsubst %.c,$(B)/guest/obj-pic/%.o,$(PSLIB_SRC) $(PSOCK_SRC))

@@ -11,8 +11,8 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork bound udp opts exec daemon death idle (the default:
- * all but death and idle).  "fork": the server forks a child to serve what it accepts
+ * refused epoll fork bound udp opts exec daemon death idle signal (the
+ * default: all but death and idle).  "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
  * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
@@ -49,7 +49,7 @@
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
-	"exec", "daemon", "death", "idle",
+	"exec", "daemon", "death", "idle", "signal",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -254,6 +254,7 @@ static void serve(int fd, unsigned int c)
 	case 15:
 	case 17:
 	case 19:
+	case 20:	/* signal */
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
@@ -1002,6 +1003,99 @@ static void case_daemon(unsigned int c)
 	      "echoes 2000 more, then EOF");
 }
 
+static volatile sig_atomic_t alarms, usr1s;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1s++;
+}
+
+/* sig to this process once, after ms */
+static timer_t signal_after(int sig, int ms)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL,
+			       .sigev_signo = sig };
+	struct itimerspec it = { .it_value = { ms / 1000,
+					       (ms % 1000) * 1000000L } };
+	timer_t t = 0;
+
+	if (!timer_create(CLOCK_MONOTONIC, &ev, &t))
+		timer_settime(t, 0, &it, NULL);
+	return t;
+}
+
+/*
+ * A handler that runs while a call waits ends the wait with EINTR, or
+ * with SA_RESTART lets recv go on (signal(7)); the library waits partly
+ * outside the kernel, so it must see the handler run.
+ */
+static void case_signal(int fd)
+{
+	struct sigaction a = { .sa_handler = on_alarm }, u = {
+		.sa_handler = on_usr1 }, q;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	timer_t t[4];
+	ssize_t n;
+	char b = 0;
+	int r, e;
+
+	write_all(fd, "a", 1);
+	CHECK(read_all(fd, &b, 1) == 1 && b == 'a',
+	      "signal: the connection echoes");
+	sigemptyset(&a.sa_mask);
+	sigemptyset(&u.sa_mask);
+	sigaction(SIGALRM, &a, NULL);
+	sigaction(SIGUSR1, &u, NULL);
+	CHECK(!sigaction(SIGALRM, NULL, &q) && q.sa_handler == on_alarm &&
+	      !(q.sa_flags & SA_RESTART),
+	      "signal: sigaction() answers with the program's handler");
+	t[0] = signal_after(SIGALRM, 200);
+	n = recv(fd, &b, 1, 0);
+	e = errno;
+	CHECK(n == -1 && e == EINTR && alarms == 1,
+	      "signal: a blocking recv ends with EINTR when a handler without SA_RESTART runs: %zd %s, %d handler runs",
+	      n, err_name(n < 0 ? e : 0), (int)alarms);
+	t[1] = signal_after(SIGALRM, 200);
+	r = poll(&p, 1, -1);
+	e = errno;
+	CHECK(r == -1 && e == EINTR && alarms == 2,
+	      "signal: poll without a timeout ends with EINTR: %d %s", r,
+	      err_name(r < 0 ? e : 0));
+	a.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &a, NULL);
+	t[2] = signal_after(SIGALRM, 100);
+	t[3] = signal_after(SIGUSR1, 400);
+	n = recv(fd, &b, 1, 0);
+	e = errno;
+	CHECK(n == -1 && e == EINTR && alarms == 3 && usr1s == 1,
+	      "signal: recv goes on through a handler with SA_RESTART, and ends at one without: %zd %s",
+	      n, err_name(n < 0 ? e : 0));
+	CHECK(signal(SIGUSR2, on_usr1) == SIG_DFL &&
+	      signal(SIGUSR2, on_alarm) == on_usr1 &&
+	      signal(SIGUSR2, SIG_DFL) == on_alarm,
+	      "signal: signal() returns the handler before");
+	u.sa_flags = SA_RESETHAND;
+	sigaction(SIGUSR2, &u, NULL);
+	raise(SIGUSR2);
+	CHECK(usr1s == 2 && !sigaction(SIGUSR2, NULL, &q) &&
+	      q.sa_handler == SIG_DFL,
+	      "signal: SA_RESETHAND: the handler runs once, then SIG_DFL");
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	for (int i = 0; i < 4; i++)
+		timer_delete(t[i]);
+	write_all(fd, "b", 1);
+	CHECK(read_all(fd, &b, 1) == 1 && b == 'b',
+	      "signal: the connection echoes after");
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1053,6 +1147,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 17: case_daemon(c); break;
 		case 18: case_death(fd); break;
 		case 19: case_idle(fd); break;
+		case 20: case_signal(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

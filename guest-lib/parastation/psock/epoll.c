@@ -295,17 +295,20 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 				{ .fd = psock_nic_fd(), .events = POLLIN },
 			};
 			bool watch = true;
-			int most;
+			int most, slept = 0;
 
 			STAT(ST_EPOLL_SLEEP);
 			/* no port (so no doorbell): -1s, which poll skips */
 			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
 				most = psock_sleep_ms(watch);
-				sys_poll(p, watch ? 3 : 2,
-					 wait < most ? wait : most);
+				slept = sys_poll(p, watch ? 3 : 2,
+						 wait < most ? wait : most);
 			}
 			if (p[2].fd >= 0)
-				psock_nic_awake(watch, p[1].revents & POLLIN);
+				psock_nic_awake(watch, slept > 0 &&
+						       (p[1].revents & POLLIN));
+			if (slept < 0 && errno == EINTR)
+				return -1;	/* a handler ran */
 		}
 		n = syscall(SYS_epoll_wait, epfd, kev,
 			    max - got < 64 ? max - got : 64, 0);

@@ -200,6 +200,17 @@ int psock_bind(int fd, const struct sockaddr *addr, socklen_t len);
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
 /* Take in what came over ports and move connections on. */
 void psock_pump(void);
+/* ---- signal.c: signals that interrupted a wait of this thread ---- */
+struct psock_intr {
+	unsigned long all;		/* handlers run on this thread */
+	unsigned long norestart;	/* of them, without SA_RESTART */
+};
+#define PSOCK_INTR_RESTART	1	/* handlers ran, each SA_RESTART */
+#define PSOCK_INTR		2	/* one without SA_RESTART ran */
+void psock_intr_mark(struct psock_intr *m);
+/* Since m: 0, PSOCK_INTR_RESTART or PSOCK_INTR. */
+int psock_intr_since(const struct psock_intr *m);
+
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
 void psock_port_wait(int timeout_ms);
 /* Whether a wait may spin on the port: we watch the NIC, and no peer on

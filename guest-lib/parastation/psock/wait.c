@@ -179,6 +179,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	short pstack[STACK_FDS], *pass = pstack;
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
 	int64_t since = 0, woke = 0;	/* this call's wait, for spin_us() */
+	struct psock_intr intr;
 	int ret;
 
 	STAT(ST_POLL);
@@ -192,6 +193,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			return -1;
 		}
 	}
+	psock_intr_mark(&intr);
 	for (bool stirred = false, spun = false;;) {
 		bool only_ours, soon, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
@@ -287,17 +289,22 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			psock_lock();
 			psock_port_wait(nic_wait);
 			psock_unlock();
-			continue;
-		}
-		if (spin_for) {
+		} else if (spin_for) {
 			STAT(ST_POLL_SPIN);
 			if (!since)
 				since = us_now();
 			spun = !spin(spin_for, &woke);
 			if (spun)
 				STAT(ST_POLL_SPUN);
-			continue;
 		}
+		/* a handler ran meanwhile: as the kernel's sleep would */
+		if ((nic_wait || spin_for) && psock_intr_since(&intr)) {
+			errno = EINTR;
+			ret = -1;
+			break;
+		}
+		if (nic_wait || spin_for)
+			continue;
 		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
@@ -360,12 +367,19 @@ void psock_opts_changed(int fd)
 int psock_sleep(int fd, struct psock_conn *c, short events)
 {
 	struct pollfd p = { .fd = fd, .events = events };
+	struct psock_intr intr;
 	int timeout, n;
 
 	conn_opts(fd, c);
 	timeout = events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms;
 	psock_unlock();
-	n = psock_poll(&p, 1, timeout);
+	psock_intr_mark(&intr);
+	/* the kernel restarts the call after SA_RESTART handlers, unless
+	 * the socket has a timeout (signal(7)) */
+	do
+		n = psock_poll(&p, 1, timeout);
+	while (n < 0 && errno == EINTR && timeout < 0 &&
+	       psock_intr_since(&intr) == PSOCK_INTR_RESTART);
 	psock_lock();
 	if (n == 0)
 		errno = EAGAIN;
