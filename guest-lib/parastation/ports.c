@@ -288,7 +288,7 @@ int ps_port_bell_fd(const ps_port_t *p)
 
 int ps_port_wait(ps_port_t *p, int timeout_ms)
 {
-	int ev = 0, watch, stall;
+	int ev = 0, watch, stall, rung = 0;
 	int64_t t0;
 
 	if (ports_sleep(p, p->bell < 0, &watch)) {
@@ -297,7 +297,7 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 		ev = ps_hal_wait(p->hal, PS_HAL_RX, timeout_ms);
 	} else if (!watch) {		/* another watches it (ports_kick.c) */
 		ev = ports_bell_wait(p, ports_nap(timeout_ms, PS_PORT_BELL_MS),
-				     0);
+				     0, &rung);
 	} else {
 		timeout_ms = ports_nap(timeout_ms, PS_PORT_WATCH_MS);
 		/* stall on the NIC a while, for the latency, unless that
@@ -318,9 +318,9 @@ int ps_port_wait(ps_port_t *p, int timeout_ms)
 			}
 		}
 		if (ev >= 0 && !(ev & PS_HAL_RX))
-			ev = ports_bell_wait(p, timeout_ms, 1);
+			ev = ports_bell_wait(p, timeout_ms, 1, &rung);
 	}
-	ps_port_awake(p, watch, 0);	/* ports_bell_wait() empties it */
+	ps_port_awake(p, watch, rung);
 	return ev < 0 ? -1 : !!(ev & PS_HAL_RX);
 }
 

@@ -249,9 +249,9 @@ int ports_nap(int timeout_ms, int max_ms);
 /* ps_port_sleep(), watching the NIC if must_watch (a stall does) */
 int ports_sleep(ps_port_t *p, int must_watch, int *watch_nic);
 /* Sleep in poll() on our doorbell, and the NIC if watch_nic
- * (ps_port_sleep()): PS_HAL_RX either rang (a rung doorbell is emptied),
- * 0 timeout, -1 (EINTR, ENODEV). */
-int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic);
+ * (ps_port_sleep()): PS_HAL_RX either rang, 0 timeout, -1 (EINTR,
+ * ENODEV); *rung whether the doorbell did, for ps_port_awake(). */
+int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic, int *rung);
 
 /* ---- ports_flow.c ---- */
 

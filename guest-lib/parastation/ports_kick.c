@@ -113,21 +113,21 @@ static void ports_bell_quiet(ps_port_t *p)
 	errno = err;
 }
 
-int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic)
+int ports_bell_wait(ps_port_t *p, int timeout_ms, int watch_nic, int *rung)
 {
 	struct pollfd f[2] = {
 		{ .fd = p->bell, .events = POLLIN },
 		{ .fd = ps_hal_poll_fd(p->hal), .events = POLLIN },
 	};
+	int n = ps_sys_poll(f, watch_nic ? 2 : 1, timeout_ms);
 
-	if (ps_sys_poll(f, watch_nic ? 2 : 1, timeout_ms) < 0)
+	*rung = n > 0 && (f[0].revents & POLLIN);
+	if (n < 0)
 		return -1;	/* EINTR too, as ps_hal_wait() */
 	if (watch_nic && (f[1].revents & (POLLERR | POLLHUP | POLLNVAL))) {
 		errno = ENODEV;	/* the NIC is gone */
 		return -1;
 	}
-	if (f[0].revents & POLLIN)
-		ports_bell_quiet(p);
 	return (f[0].revents | (watch_nic ? f[1].revents : 0)) & POLLIN ?
 	       PS_HAL_RX : 0;
 }
