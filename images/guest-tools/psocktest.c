@@ -1041,7 +1041,9 @@ static void case_signal(int fd)
 	struct sigaction a = { .sa_handler = on_alarm }, u = {
 		.sa_handler = on_usr1 }, q;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	timer_t t[4];
+	sigset_t block, before, during;
+	timer_t t[6];
+	fd_set rs;
 	ssize_t n;
 	char b = 0;
 	int r, e;
@@ -1087,9 +1089,34 @@ static void case_signal(int fd)
 	CHECK(usr1s == 2 && !sigaction(SIGUSR2, NULL, &q) &&
 	      q.sa_handler == SIG_DFL,
 	      "signal: SA_RESETHAND: the handler runs once, then SIG_DFL");
+	/* ppoll and pselect: a signal blocked until their wait */
+	u.sa_flags = 0;
+	sigaction(SIGUSR1, &u, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &before);
+	sigprocmask(SIG_SETMASK, NULL, &during);
+	sigdelset(&during, SIGUSR1);
+	t[4] = signal_after(SIGUSR1, 100);
+	usleep(300000);
+	CHECK(usr1s == 2, "signal: a blocked signal waits");
+	r = ppoll(&p, 1, NULL, &during);
+	e = errno;
+	CHECK(r == -1 && e == EINTR && usr1s == 3,
+	      "signal: ppoll lets it through: its handler, then EINTR: %d %s",
+	      r, err_name(r < 0 ? e : 0));
+	t[5] = signal_after(SIGUSR1, 200);
+	FD_ZERO(&rs);
+	FD_SET(fd, &rs);
+	r = pselect(fd + 1, &rs, NULL, NULL, NULL, &during);
+	e = errno;
+	CHECK(r == -1 && e == EINTR && usr1s == 4,
+	      "signal: pselect: one that comes during the wait ends it: %d %s",
+	      r, err_name(r < 0 ? e : 0));
+	sigprocmask(SIG_SETMASK, &before, NULL);
 	signal(SIGALRM, SIG_DFL);
 	signal(SIGUSR1, SIG_DFL);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		timer_delete(t[i]);
 	write_all(fd, "b", 1);
 	CHECK(read_all(fd, &b, 1) == 1 && b == 'b',

@@ -121,17 +121,6 @@ static ssize_t unlocked(ssize_t ret)
 	return ret;
 }
 
-/* The signal mask of before a wait given back, errno kept. */
-static int unmasked(int ret, const sigset_t *mask, const sigset_t *old)
-{
-	int err = errno;
-
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, old, NULL);
-	errno = err;
-	return ret;
-}
-
 static ssize_t recv_from(int fd, struct psock_conn *c,
 			 const struct iovec *iov, int iovcnt, int flags,
 			 struct sockaddr *from, socklen_t *fromlen)
@@ -582,33 +571,25 @@ API int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout_ms)
 {
 	if (!epoll_ours(epfd))
 		return syscall(SYS_epoll_wait, epfd, ev, max, timeout_ms);
-	return psock_epoll_wait(epfd, ev, max, timeout_ms);
+	return psock_epoll_wait(epfd, ev, max, timeout_ms, NULL);
 }
 
 API int epoll_pwait(int epfd, struct epoll_event *ev, int max,
 		    int timeout_ms, const sigset_t *mask)
 {
-	sigset_t old;
-
 	if (!epoll_ours(epfd))
 		return syscall(SYS_epoll_pwait, epfd, ev, max, timeout_ms, mask,
 			       _NSIG / 8);
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, mask, &old);
-	return unmasked(psock_epoll_wait(epfd, ev, max, timeout_ms), mask, &old);
+	return psock_epoll_wait(epfd, ev, max, timeout_ms, mask);
 }
 
 API int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 		     const struct timespec *ts, const sigset_t *mask)
 {
-	sigset_t old;
-
 	if (!epoll_ours(epfd))
 		return syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask,
 			       _NSIG / 8);
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, mask, &old);
-	return unmasked(psock_epoll_wait(epfd, ev, max, timeout_of(ts)), mask, &old);
+	return psock_epoll_wait(epfd, ev, max, timeout_of(ts), mask);
 }
 
 static bool any_ours(const struct pollfd *fds, nfds_t n)
@@ -626,7 +607,7 @@ API int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	if (!any_ours(fds, n))
 		return sys_poll(fds, n, timeout_ms);
-	return psock_poll(fds, n, timeout_ms);
+	return psock_poll(fds, n, timeout_ms, NULL);
 }
 
 API int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t len)
@@ -649,19 +630,14 @@ static int timeout_of(const struct timespec *ts)
 API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	      const sigset_t *mask)
 {
-	sigset_t old;
-
 	if (!any_ours(fds, n))
 		return syscall(SYS_ppoll, fds, n, ts, mask, _NSIG / 8);
-	/* not atomic with the wait, unlike the kernel's */
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, mask, &old);
-	return unmasked(psock_poll(fds, n, timeout_of(ts)), mask, &old);
+	return psock_poll(fds, n, timeout_of(ts), mask);
 }
 
 /* select() as poll(), over at most FD_SETSIZE descriptors */
 static int select_ms(int nfds, fd_set *r, fd_set *w, fd_set *e,
-		     int timeout_ms)
+		     int timeout_ms, const sigset_t *mask)
 {
 	struct pollfd fds[FD_SETSIZE];
 	nfds_t n = 0;
@@ -679,7 +655,7 @@ static int select_ms(int nfds, fd_set *r, fd_set *w, fd_set *e,
 		if (ev)
 			fds[n++] = (struct pollfd){ .fd = fd, .events = ev };
 	}
-	ret = psock_poll(fds, n, timeout_ms);
+	ret = psock_poll(fds, n, timeout_ms, mask);
 	if (ret < 0)
 		return -1;
 	for (nfds_t i = 0; i < n; i++) {
@@ -734,7 +710,7 @@ API int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 	}
 	if (timed)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = select_ms(nfds, r, w, e, timeout_of(tv ? &ts : NULL));
+	ret = select_ms(nfds, r, w, e, timeout_of(tv ? &ts : NULL), NULL);
 	err = errno;
 	if (timed) {	/* Linux leaves the time not slept in *tv */
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -753,15 +729,11 @@ API int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 API int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e,
 		const struct timespec *ts, const sigset_t *mask)
 {
-	sigset_t old;
-
 	if (!set_has_ours(nfds, r, w, e)) {
 		struct { const sigset_t *ss; size_t len; } m = { mask,
 								 _NSIG / 8 };
 
 		return syscall(SYS_pselect6, nfds, r, w, e, ts, &m);
 	}
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, mask, &old);
-	return unmasked(select_ms(nfds, r, w, e, timeout_of(ts)), mask, &old);
+	return select_ms(nfds, r, w, e, timeout_of(ts), mask);
 }

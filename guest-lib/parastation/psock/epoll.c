@@ -248,7 +248,7 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 }
 
 int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
-		     int timeout_ms)
+		     int timeout_ms, const sigset_t *mask)
 {
 	struct epoll_event kev[64];
 	int64_t deadline = psock_ms_now() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -301,8 +301,9 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			/* no port (so no doorbell): -1s, which poll skips */
 			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
 				most = psock_sleep_ms(watch);
-				slept = sys_poll(p, watch ? 3 : 2,
-						 wait < most ? wait : most);
+				slept = psock_kernel_poll(p, watch ? 3 : 2,
+							  wait < most ? wait : most,
+							  mask);
 			}
 			if (p[2].fd >= 0)
 				psock_nic_awake(watch, slept > 0 &&

@@ -15,6 +15,7 @@
 
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -295,8 +296,20 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */
-/* poll() over fds that may include ours; timeout_ms as poll's. */
-int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+/*
+ * poll() over fds that may include ours; timeout_ms as poll's.  mask
+ * (NULL: none): the signal mask of the wait, as ppoll's: the kernel's
+ * sleeps take it atomically, and a signal it lets through that came
+ * while we looked at the NIC is taken with it, then EINTR.
+ */
+int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
+	       const sigset_t *mask);
+/* The kernel's poll() with that mask (ppoll), or without. */
+int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
+		      const sigset_t *mask);
+/* With a mask: a signal it lets through is pending; then it is taken
+ * (its handler runs) and -1 EINTR; else 0. */
+int psock_mask_pending(const sigset_t *mask);
 /*
  * Sleep until one of events holds on our fd, for a blocking call, with
  * the lock given up meanwhile: at most the socket's SO_RCVTIMEO (POLLIN)
@@ -322,7 +335,7 @@ void psock_epoll_closed(int fd);
 /* The same for the epoll descriptors among first..last (close_range). */
 void psock_epoll_closed_range(unsigned int first, unsigned int last);
 int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
-		     int timeout_ms);
+		     int timeout_ms, const sigset_t *mask);
 
 /* ---- calls.c: the kernel's calls, without going through ourselves ---- */
 ssize_t sys_recvmsg(int fd, struct msghdr *m, int flags);

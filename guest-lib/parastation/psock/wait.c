@@ -16,9 +16,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "psock.h"
@@ -173,7 +176,32 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 	return ready;
 }
 
-int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
+		      const sigset_t *mask)
+{
+	struct timespec ts = { timeout_ms / 1000, timeout_ms % 1000 * 1000000L };
+
+	if (!mask)
+		return sys_poll(fds, n, timeout_ms);
+	return syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? NULL : &ts, mask,
+		       _NSIG / 8);
+}
+
+int psock_mask_pending(const sigset_t *mask)
+{
+	sigset_t pending;
+
+	if (!mask || sigpending(&pending))
+		return 0;
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(&pending, sig) == 1 &&
+		    sigismember(mask, sig) == 0)
+			return psock_kernel_poll(NULL, 0, 0, mask) < 0 ? -1 : 0;
+	return 0;
+}
+
+int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
+	       const sigset_t *mask)
 {
 	struct pollfd kstack[STACK_FDS + 2], *kfds = kstack;
 	short pstack[STACK_FDS], *pass = pstack;
@@ -257,7 +285,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		} else {
 			if (wait && !since)
 				since = us_now();
-			ret = sys_poll(kfds, kn, wait);
+			ret = psock_kernel_poll(kfds, kn, wait, mask);
 			kernel_asked_us = woke = us_now();
 			kernel_asked_set = fd_set_digest(kfds, n);
 		}
@@ -284,6 +312,13 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			break;
 		if (stirred)		/* look at what the kernel said */
 			continue;
+		/* a signal that the mask lets through is due: as the
+		 * kernel's sleep would take it */
+		if ((nic_wait || spin_for) && psock_mask_pending(mask)) {
+			errno = EINTR;
+			ret = -1;
+			break;
+		}
 		if (nic_wait) {		/* then look again */
 			STAT(ST_POLL_NIC);
 			psock_lock();
@@ -377,7 +412,7 @@ int psock_sleep(int fd, struct psock_conn *c, short events)
 	/* the kernel restarts the call after SA_RESTART handlers, unless
 	 * the socket has a timeout (signal(7)) */
 	do
-		n = psock_poll(&p, 1, timeout);
+		n = psock_poll(&p, 1, timeout, NULL);
 	while (n < 0 && errno == EINTR && timeout < 0 &&
 	       psock_intr_since(&intr) == PSOCK_INTR_RESTART);
 	psock_lock();
