@@ -34,8 +34,8 @@
 #include "ps_hal.h"
 #include "ps_sys.h"
 
-#define MYRI_POLLS		32	/* status polls before anything else */
-#define MYRI_POLL_US		50	/* polls before a stall, see myri_wait() */
+#define MYRI_POLLS		32	/* status polls first */
+#define MYRI_POLL_US		50	/* more before a stall (myri_wait()) */
 #define MYRI_CLOSE_MS		2000	/* close waits this long for sends */
 
 struct myri {

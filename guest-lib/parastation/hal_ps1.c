@@ -288,7 +288,7 @@ static uint32_t ps1_stall(ps_hal_t *h, uint32_t cond, int *timeout_ms)
 		return rd(p, PS1_REG_SREG);
 	do {	/* a WAIT read that needs no stall returns at once */
 		sreg = rd(p, PS1_WAIT_ADDR(cond));
-		if (PS1_WAIT_MET(sreg, cond))	/* no clock read on the way out */
+		if (PS1_WAIT_MET(sreg, cond))	/* no clock read then */
 			return sreg;
 		t = ps_hal_now_ns();
 	} while (t - t0 < budget * 1000000);

@@ -302,8 +302,7 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
 				most = psock_sleep_ms(watch);
 				slept = psock_kernel_poll(p, watch ? 3 : 2,
-							  wait < most ? wait : most,
-							  mask);
+					wait < most ? wait : most, mask);
 			}
 			if (p[2].fd >= 0)
 				psock_nic_awake(watch, slept > 0 &&

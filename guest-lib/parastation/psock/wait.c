@@ -88,7 +88,7 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
 #define SPIN_LOOKS	8	/* ps_port_quiet() calls per clock read */
 
 static int spin_max_us = -1;
-static __thread int64_t wait_mean_us;	/* of the recent waits, 1/4 weight */
+static __thread int64_t wait_mean_us;	/* recent waits, 1/4 weight */
 
 static int spin_us(void)
 {
@@ -179,7 +179,8 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		      const sigset_t *mask)
 {
-	struct timespec ts = { timeout_ms / 1000, timeout_ms % 1000 * 1000000L };
+	struct timespec ts = { timeout_ms / 1000,
+			       timeout_ms % 1000 * 1000000L };
 
 	if (!mask)
 		return sys_poll(fds, n, timeout_ms);
@@ -206,7 +207,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	struct pollfd kstack[STACK_FDS + 2], *kfds = kstack;
 	short pstack[STACK_FDS], *pass = pstack;
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
-	int64_t since = 0, woke = 0;	/* this call's wait, for spin_us() */
+	int64_t since = 0, woke = 0;	/* this call's wait (spin_us()) */
 	struct psock_intr intr;
 	int ret;
 
@@ -243,7 +244,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			spin_for = spin_us();
 		if (spin_for && timeout_ms > 0 &&
 		    deadline - us_now() < spin_for)
-			spin_for = 0;	/* the sleep below keeps the time */
+			spin_for = 0;	/* the sleep keeps the time */
 		if (spin_for) {
 			wait = 0;
 		} else if (wait && nic >= 0 && !only_ours) {
@@ -277,7 +278,8 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		}
 		if (wait)
 			STAT(ST_POLL_SLEEP);
-		if (!wait && kn == n && !kernel_look_due(kfds, pass, n, ready)) {
+		if (!wait && kn == n &&
+		    !kernel_look_due(kfds, pass, n, ready)) {
 			STAT(ST_POLL_UNASKED);
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
