@@ -452,6 +452,13 @@ int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 	return 0;
 }
 
+int ps_port_arrived(ps_port_t *p)
+{
+	return p->lhead ||
+	       __atomic_load_n(&p->pl->port[p->id].head, __ATOMIC_ACQUIRE) ||
+	       (ps_hal_status(p->hal) & PS_HAL_RX);
+}
+
 int ps_port_quiet(ps_port_t *p)
 {
 	struct pool *pl = p->pl;

@@ -118,6 +118,9 @@ ssize_t ps_port_recv(ps_port_t *p, unsigned int *from, int *fport, void *buf,
  * only looks should not fight for with those that receive.
  */
 int ps_port_quiet(ps_port_t *p);
+/* 1 if a message for the port is queued or a packet is in the NIC: what
+ * a spin before a sleep waits for (ps_port_quiet() without the work). */
+int ps_port_arrived(ps_port_t *p);
 /*
  * A file descriptor to wait on with poll/select/epoll next to others:
  * POLLIN when the NIC holds a packet, which may be for this port.  A

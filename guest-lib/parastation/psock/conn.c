@@ -306,7 +306,7 @@ bool psock_port_stirs(int looks)
 
 	psock_lock();
 	for (int i = 0; i < looks && port && !got; i++)
-		got = !ps_port_quiet(port);
+		got = ps_port_arrived(port);
 	psock_unlock();
 	return got;
 }

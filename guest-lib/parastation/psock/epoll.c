@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -247,8 +248,9 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 	return got;
 }
 
-int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
-		     int timeout_ms, const sigset_t *mask)
+static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
+			   int timeout_ms, const sigset_t *mask,
+			   const struct psock_intr *intr)
 {
 	struct epoll_event kev[64];
 	int64_t deadline = psock_ms_now() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -298,6 +300,10 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 			int most, slept = 0;
 
 			STAT(ST_EPOLL_SLEEP);
+			if (psock_intr_since(intr)) {
+				errno = EINTR;	/* a handler ran as we looked */
+				return -1;
+			}
 			/* no port (so no doorbell): -1s, which poll skips */
 			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
 				most = psock_sleep_ms(watch);
@@ -337,4 +343,23 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		if (timeout_ms > 0 && psock_ms_now() >= deadline)
 			return 0;
 	}
+}
+
+int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
+		     int timeout_ms, const sigset_t *mask)
+{
+	struct psock_intr intr;
+	sigset_t saved;
+	int ret, err;
+
+	/* what the call's mask blocks stays blocked while we look */
+	if (mask)
+		pthread_sigmask(SIG_BLOCK, mask, &saved);
+	psock_intr_mark(&intr);
+	ret = epoll_wait_loop(epfd, out, max, timeout_ms, mask, &intr);
+	err = errno;
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	errno = err;
+	return ret;
 }

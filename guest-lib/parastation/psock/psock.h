@@ -216,7 +216,7 @@ int psock_intr_since(const struct psock_intr *m);
 void psock_port_wait(int timeout_ms);
 /* Whether a wait may spin on the port: we watch the NIC, and no peer on
  * this node needs our CPU (wait.c).  And whether a packet or message came
- * within so many looks (ps_port_quiet()). */
+ * within so many looks (ps_port_arrived()). */
 bool psock_port_spins(void);
 bool psock_port_stirs(int looks);
 /* The NIC's descriptor to wait on, -1 without one; and the port's

@@ -62,6 +62,13 @@ static void set_program_handler(int sig, const struct sigaction *a)
 	__atomic_store_n(&ver[sig], v, __ATOMIC_RELEASE);
 }
 
+/* A handler of the program's, not SIG_DFL or SIG_IGN (by its value:
+ * SA_SIGINFO beside them still means the default or ignoring). */
+static bool catches(const struct sigaction *a)
+{
+	return a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
@@ -72,10 +79,18 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	if (!(a.sa_flags & SA_RESTART))
 		got.norestart++;
 	errno = err;
-	if (a.sa_flags & SA_SIGINFO)
+	if (!catches(&a))
+		return;
+	if (a.sa_flags & SA_SIGINFO) {
 		a.sa_sigaction(sig, si, uc);
-	else if (a.sa_handler != SIG_IGN && a.sa_handler != SIG_DFL)
-		a.sa_handler(sig);
+	} else {
+		/* the kernel passes all three: some handlers read them */
+		void (*three)(int, siginfo_t *, void *) =
+			(void (*)(int, siginfo_t *, void *))(void (*)(void))
+			a.sa_handler;
+
+		three(sig, si, uc);
+	}
 }
 
 void psock_intr_mark(struct psock_intr *m)
@@ -92,18 +107,36 @@ int psock_intr_since(const struct psock_intr *m)
 	return got.all != m->all ? PSOCK_INTR_RESTART : 0;
 }
 
-static bool catches(const struct sigaction *a)
+static pid_t own_pid;	/* a vfork child shares our table: not its own */
+
+static void forked_child(void)
 {
-	return (a->sa_flags & SA_SIGINFO) ||
-	       (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL);
+	pthread_mutex_init(&set_lock, NULL);	/* held by a thread we lost */
+	own_pid = getpid();
+}
+
+__attribute__((constructor)) static void signals_init(void)
+{
+	libc_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	own_pid = getpid();
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
+/* The kernel's answer about ours, as the program's handler would give it. */
+static void as_program(struct sigaction *old, const struct sigaction *prog)
+{
+	old->sa_sigaction = prog->sa_sigaction;
+	if (!(prog->sa_flags & SA_SIGINFO))
+		old->sa_flags &= ~SA_SIGINFO;
 }
 
 API int sigaction(int sig, const struct sigaction *act,
 		  struct sigaction *old)
 {
 	struct sigaction ours, prev;
-	bool wrap = act && sig > 0 && sig < _NSIG && catches(act);
-	int ret;
+	sigset_t all, mask;
+	bool known = sig > 0 && sig < _NSIG, wrap;
+	int ret, err;
 
 	if (!libc_sigaction)
 		libc_sigaction = dlsym(RTLD_NEXT, "sigaction");
@@ -111,28 +144,40 @@ API int sigaction(int sig, const struct sigaction *act,
 		errno = ENOSYS;
 		return -1;
 	}
-	if (act && wrap) {
+	/* ours given back to us (sigset() and siginterrupt() see the
+	 * kernel's), or a vfork child: the kernel's, the table untouched */
+	if ((act && known && (act->sa_flags & SA_SIGINFO) &&
+	     act->sa_sigaction == on_signal) || getpid() != own_pid)
+		return libc_sigaction(sig, act, old);
+	wrap = act && known && catches(act);
+	if (wrap) {
 		ours = *act;
 		ours.sa_sigaction = on_signal;
 		/* SA_RESETHAND stays: the kernel's reset puts SIG_DFL in
 		 * place of ours, and a query says so */
 		ours.sa_flags |= SA_SIGINFO;
 	}
+	/* no handler of this thread may run while it holds the lock */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
 	pthread_mutex_lock(&set_lock);
-	if (sig > 0 && sig < _NSIG)
+	if (known)
 		program_handler(sig, &prev);
 	/* the program's before ours: a signal between finds it */
 	if (wrap)
 		set_program_handler(sig, act);
 	ret = libc_sigaction(sig, wrap ? &ours : act, old);
+	err = errno;
 	if (ret && wrap)
 		set_program_handler(sig, &prev);
-	else if (!ret && act && !wrap && sig > 0 && sig < _NSIG)
+	else if (!ret && act && !wrap && known)
 		set_program_handler(sig, NULL);
 	if (!ret && old && (old->sa_flags & SA_SIGINFO) &&
 	    old->sa_sigaction == on_signal)
-		*old = prev;
+		as_program(old, &prev);
 	pthread_mutex_unlock(&set_lock);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	errno = err;
 	return ret;
 }
 
@@ -173,4 +218,10 @@ API sighandler_t sysv_signal(int sig, sighandler_t h)
 	if (sigaction(sig, &a, &old))
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* What <signal.h> calls signal() without _DEFAULT_SOURCE (-std=c99). */
+API sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	return sysv_signal(sig, h);
 }

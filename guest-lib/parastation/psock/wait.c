@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,9 @@ static int spin_us(void)
 	us = 2 * wait_mean_us;
 	if (!spin_max_us || us > spin_max_us || !psock_port_spins())
 		return 0;
-	return us < SPIN_MIN_US ? SPIN_MIN_US : (int)us;
+	if (us < SPIN_MIN_US)
+		us = SPIN_MIN_US;
+	return us > spin_max_us ? spin_max_us : (int)us;
 }
 
 /* A wait of this thread lasted us: a long one stops the spinning. */
@@ -208,7 +211,9 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	short pstack[STACK_FDS], *pass = pstack;
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
 	int64_t since = 0, woke = 0;	/* this call's wait (spin_us()) */
+	int64_t spin_end = 0;		/* one spin budget per call */
 	struct psock_intr intr;
+	sigset_t saved;
 	int ret;
 
 	STAT(ST_POLL);
@@ -222,6 +227,9 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			return -1;
 		}
 	}
+	/* what the call's mask blocks stays blocked while we look */
+	if (mask)
+		pthread_sigmask(SIG_BLOCK, mask, &saved);
 	psock_intr_mark(&intr);
 	for (bool stirred = false, spun = false;;) {
 		bool only_ours, soon, sleeping = false;
@@ -242,6 +250,12 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		 * a spin, below; a sleep when that found nothing */
 		if (wait && nic >= 0 && !only_ours && !spun)
 			spin_for = spin_us();
+		if (spin_for && spin_end) {	/* a spin of this call stirred */
+			int64_t left = spin_end - us_now();
+
+			spin_for = left > 0 ? (int)left : 0;
+			spun = !spin_for;
+		}
 		if (spin_for && timeout_ms > 0 &&
 		    deadline - us_now() < spin_for)
 			spin_for = 0;	/* the sleep keeps the time */
@@ -284,6 +298,9 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
 			ret = 0;
+		} else if (wait && psock_intr_since(&intr)) {
+			errno = EINTR;	/* a handler ran as we looked */
+			ret = -1;
 		} else {
 			if (wait && !since)
 				since = us_now();
@@ -330,6 +347,8 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			STAT(ST_POLL_SPIN);
 			if (!since)
 				since = us_now();
+			if (!spin_end)
+				spin_end = us_now() + spin_for;
 			spun = !spin(spin_for, &woke);
 			if (spun)
 				STAT(ST_POLL_SPUN);
@@ -349,6 +368,12 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	}
 	if (since)
 		waited(woke - since);
+	if (mask) {
+		int err = errno;
+
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+		errno = err;
+	}
 	if (kfds != kstack) {
 		free(kfds);
 		free(pass);
