@@ -461,12 +461,8 @@ int ps_port_arrived(ps_port_t *p)
 
 int ps_port_quiet(ps_port_t *p)
 {
-	struct pool *pl = p->pl;
-
-	if (p->lhead ||
-	    __atomic_load_n(&pl->port[p->id].head, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&pl->npend, __ATOMIC_RELAXED) ||
-	    (ps_hal_status(p->hal) & PS_HAL_RX))
+	if (ps_port_arrived(p) ||
+	    __atomic_load_n(&p->pl->npend, __ATOMIC_RELAXED))
 		return 0;
 	/* whether a look for dead senders is due (a take does it): a read
 	 * of the clock costs as much as the rest, and a caller that spins

@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -348,18 +347,11 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		     int timeout_ms, const sigset_t *mask)
 {
-	struct psock_intr intr;
-	sigset_t saved;
-	int ret, err;
+	struct psock_wait_sig sig;
+	int ret;
 
-	/* what the call's mask blocks stays blocked while we look */
-	if (mask)
-		pthread_sigmask(SIG_BLOCK, mask, &saved);
-	psock_intr_mark(&intr);
-	ret = epoll_wait_loop(epfd, out, max, timeout_ms, mask, &intr);
-	err = errno;
-	if (mask)
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	errno = err;
+	psock_wait_begin(&sig, mask);
+	ret = epoll_wait_loop(epfd, out, max, timeout_ms, mask, &sig.intr);
+	psock_wait_end(&sig);
 	return ret;
 }

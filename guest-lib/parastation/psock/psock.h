@@ -211,6 +211,16 @@ struct psock_intr {
 void psock_intr_mark(struct psock_intr *m);
 /* Since m: 0, PSOCK_INTR_RESTART or PSOCK_INTR. */
 int psock_intr_since(const struct psock_intr *m);
+/* Around a wait with the signal mask of ppoll (NULL: none): what the mask
+ * blocks stays blocked while we look (end gives the old mask back, errno
+ * kept); intr marked at the start. */
+struct psock_wait_sig {
+	struct psock_intr intr;
+	const sigset_t *mask;
+	sigset_t saved;
+};
+void psock_wait_begin(struct psock_wait_sig *w, const sigset_t *mask);
+void psock_wait_end(const struct psock_wait_sig *w);
 
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
 void psock_port_wait(int timeout_ms);

@@ -107,6 +107,23 @@ int psock_intr_since(const struct psock_intr *m)
 	return got.all != m->all ? PSOCK_INTR_RESTART : 0;
 }
 
+void psock_wait_begin(struct psock_wait_sig *w, const sigset_t *mask)
+{
+	w->mask = mask;
+	if (mask)
+		pthread_sigmask(SIG_BLOCK, mask, &w->saved);
+	psock_intr_mark(&w->intr);
+}
+
+void psock_wait_end(const struct psock_wait_sig *w)
+{
+	int err = errno;
+
+	if (w->mask)
+		pthread_sigmask(SIG_SETMASK, &w->saved, NULL);
+	errno = err;
+}
+
 static pid_t own_pid;	/* a vfork child shares our table: not its own */
 
 static void forked_child(void)

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +85,7 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
  */
 #define SPIN_MAX_US	500
 #define SPIN_MIN_US	50
-#define SPIN_LOOKS	8	/* ps_port_quiet() calls per clock read */
+#define SPIN_LOOKS	8	/* ps_port_arrived() calls per clock read */
 
 static int spin_max_us = -1;
 static __thread int64_t wait_mean_us;	/* recent waits, 1/4 weight */
@@ -212,8 +211,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	int64_t deadline = timeout_ms > 0 ? us_now() + timeout_ms * 1000LL : 0;
 	int64_t since = 0, woke = 0;	/* this call's wait (spin_us()) */
 	int64_t spin_end = 0;		/* one spin budget per call */
-	struct psock_intr intr;
-	sigset_t saved;
+	struct psock_wait_sig sig;
 	int ret;
 
 	STAT(ST_POLL);
@@ -227,10 +225,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			return -1;
 		}
 	}
-	/* what the call's mask blocks stays blocked while we look */
-	if (mask)
-		pthread_sigmask(SIG_BLOCK, mask, &saved);
-	psock_intr_mark(&intr);
+	psock_wait_begin(&sig, mask);
 	for (bool stirred = false, spun = false;;) {
 		bool only_ours, soon, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
@@ -298,7 +293,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
 			ret = 0;
-		} else if (wait && psock_intr_since(&intr)) {
+		} else if (wait && psock_intr_since(&sig.intr)) {
 			errno = EINTR;	/* a handler ran as we looked */
 			ret = -1;
 		} else {
@@ -331,36 +326,36 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			break;
 		if (stirred)		/* look at what the kernel said */
 			continue;
-		/* a signal that the mask lets through is due: as the
-		 * kernel's sleep would take it */
-		if ((nic_wait || spin_for) && psock_mask_pending(mask)) {
-			errno = EINTR;
-			ret = -1;
-			break;
+		if (nic_wait || spin_for) {	/* a wait outside the kernel */
+			/* a signal the mask lets through is due, before; a
+			 * handler ran, after: as the kernel's sleep would */
+			if (psock_mask_pending(mask)) {
+				errno = EINTR;
+				ret = -1;
+				break;
+			}
+			if (nic_wait) {
+				STAT(ST_POLL_NIC);
+				psock_lock();
+				psock_port_wait(nic_wait);
+				psock_unlock();
+			} else {
+				STAT(ST_POLL_SPIN);
+				if (!since)
+					since = us_now();
+				if (!spin_end)
+					spin_end = us_now() + spin_for;
+				spun = !spin(spin_for, &woke);
+				if (spun)
+					STAT(ST_POLL_SPUN);
+			}
+			if (psock_intr_since(&sig.intr)) {
+				errno = EINTR;
+				ret = -1;
+				break;
+			}
+			continue;	/* look again */
 		}
-		if (nic_wait) {		/* then look again */
-			STAT(ST_POLL_NIC);
-			psock_lock();
-			psock_port_wait(nic_wait);
-			psock_unlock();
-		} else if (spin_for) {
-			STAT(ST_POLL_SPIN);
-			if (!since)
-				since = us_now();
-			if (!spin_end)
-				spin_end = us_now() + spin_for;
-			spun = !spin(spin_for, &woke);
-			if (spun)
-				STAT(ST_POLL_SPUN);
-		}
-		/* a handler ran meanwhile: as the kernel's sleep would */
-		if ((nic_wait || spin_for) && psock_intr_since(&intr)) {
-			errno = EINTR;
-			ret = -1;
-			break;
-		}
-		if (nic_wait || spin_for)
-			continue;
 		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
@@ -368,12 +363,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	}
 	if (since)
 		waited(woke - since);
-	if (mask) {
-		int err = errno;
-
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-		errno = err;
-	}
+	psock_wait_end(&sig);
 	if (kfds != kstack) {
 		free(kfds);
 		free(pass);
