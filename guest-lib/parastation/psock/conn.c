@@ -311,10 +311,9 @@ bool psock_port_stirs(int looks)
 	return got;
 }
 
-void psock_port_wait(int timeout_ms)
+bool psock_port_wait(int timeout_ms)
 {
-	if (port)
-		ps_port_wait(port, timeout_ms);
+	return port && ps_port_wait(port, timeout_ms) > 0;
 }
 
 /* After fork, in the parent: the child holds our connections too. */
@@ -365,11 +364,10 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
 		.sconn = c->id, .snonce = c->nonce, .count = count,
 	};
-	size_t off = sizeof(m);
-
+	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
 	int64_t ended = 0;
 
-	memcpy(msgbuf, &m, sizeof(m));
+	memcpy(msgbuf, &m, off);
 	for (int i = 0; i < iovcnt && len; i++) {
 		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
 
@@ -414,15 +412,34 @@ static void switch_tx(struct psock_conn *c)
 		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
 }
 
+/* One chunk of a small message kept back for the next: a malloc() and a
+ * free() per message cost more than the copy.  Chunks of up to
+ * SPARE_DATA bytes all have room for that many. */
+#define SPARE_DATA	256
+static struct psock_chunk *spare;
+
+struct psock_chunk *psock_chunk_new(size_t len)
+{
+	struct psock_chunk *k = spare;
+
+	if (len <= SPARE_DATA && k)
+		spare = NULL;
+	else
+		k = malloc(sizeof(*k) + (len <= SPARE_DATA ? SPARE_DATA : len));
+	if (k)
+		*k = (struct psock_chunk){ .len = len };
+	return k;
+}
+
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
 		     uint16_t src_node, uint16_t src_port)
 {
-	struct psock_chunk *k = malloc(sizeof(*k) + len);
+	struct psock_chunk *k = psock_chunk_new(len);
 
 	if (!k)
 		return false;
-	*k = (struct psock_chunk){ .len = len, .src_node = src_node,
-				   .src_port = src_port };
+	k->src_node = src_node;
+	k->src_port = src_port;
 	memcpy(k->data, data, len);
 	if (c->tail)
 		c->tail->next = k;
@@ -431,6 +448,14 @@ bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
 	c->tail = k;
 	c->rx_bytes += len;
 	return true;
+}
+
+void psock_chunk_done(struct psock_chunk *k)
+{
+	if (k->len <= SPARE_DATA && !spare)
+		spare = k;
+	else
+		free(k);
 }
 
 static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
@@ -455,6 +480,18 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	struct psock_msg m;
 	struct psock_conn *c;
 
+	if (len < PSOCK_DATA_HDR)
+		return;
+	memcpy(&m, buf, PSOCK_DATA_HDR);
+	if (m.type == PSOCK_DATA) {
+		c = psock_conn_at(m.dconn);
+		if (c && c->nonce == m.dnonce && !c->kernel_only &&
+		    c->peer_known && from == c->peer_node &&
+		    fport == c->peer_port)
+			take_data(c, buf + PSOCK_DATA_HDR,
+				  len - PSOCK_DATA_HDR);
+		return;
+	}
 	if (len < sizeof(m))
 		return;
 	memcpy(&m, buf, sizeof(m));
@@ -481,9 +518,6 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	    m.sconn != c->peer_conn || m.snonce != c->peer_nonce)
 		return;
 	switch (m.type) {
-	case PSOCK_DATA:
-		take_data(c, buf + sizeof(m), len - sizeof(m));
-		break;
 	case PSOCK_WIN:
 		if (m.count > c->tx_acked && m.count <= c->tx_sent)
 			c->tx_acked = m.count;
@@ -497,7 +531,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	}
 }
 
-void psock_pump(void)
+void psock_pump_for(const struct psock_conn *c)
 {
 	unsigned int from;
 	int fport;
@@ -512,12 +546,17 @@ void psock_pump(void)
 		touch_due = false;
 	}
 	/* the quiet look is cheaper than a take that finds nothing */
-	while (!ps_port_quiet(port) &&
+	while (!(c && c->rx_bytes) && !ps_port_quiet(port) &&
 	       (n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
 				 0)) >= 0) {
 		STAT(ST_MSG_IN);
 		dispatch(from, fport, msgbuf, n);
 	}
+}
+
+void psock_pump(void)
+{
+	psock_pump_for(NULL);
 }
 
 /* ---- set-up ---- */

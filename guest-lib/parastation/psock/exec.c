@@ -203,12 +203,12 @@ static struct psock_conn *read_conn(int mfd)
 		struct psock_chunk *k;
 
 		if (!get(mfd, &e, sizeof(e)) || e.len > PSOCK_WINDOW * 4 ||
-		    e.off > e.len ||
-		    !(k = malloc(sizeof(*k) + e.len)) ||
-		    !get(mfd, k->data, e.len))
+		    e.off > e.len || !(k = psock_chunk_new(e.len)))
 			goto fail;
-		k->next = NULL;
-		k->len = e.len;
+		if (!get(mfd, k->data, e.len)) {
+			free(k);
+			goto fail;
+		}
 		k->off = e.off;
 		k->src_node = e.src_node;
 		k->src_port = e.src_port;

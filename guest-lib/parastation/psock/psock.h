@@ -179,6 +179,10 @@ bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
  * false without memory. */
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
 		     uint16_t src_node, uint16_t src_port);
+/* A chunk with room for len bytes (len set), or NULL; and one read to
+ * its end (one is kept for the next small message).  With the lock. */
+struct psock_chunk *psock_chunk_new(size_t len);
+void psock_chunk_done(struct psock_chunk *k);
 /* One line on stderr with PS_SOCK_DEBUG=1. */
 void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
@@ -199,8 +203,10 @@ void psock_accepted(int fd);
 int psock_bind(int fd, const struct sockaddr *addr, socklen_t len);
 /* Whether connect() on fd to addr should go our way: bind it to a marker. */
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
-/* Take in what came over ports and move connections on. */
+/* Take in what came over ports and move connections on; or until c
+ * has bytes to read (the rest waits in the NIC for the next call). */
 void psock_pump(void);
+void psock_pump_for(const struct psock_conn *c);
 /* ---- signal.c: signals that interrupted a wait of this thread ---- */
 struct psock_intr {
 	unsigned long all;		/* handlers run on this thread */
@@ -222,8 +228,9 @@ struct psock_wait_sig {
 void psock_wait_begin(struct psock_wait_sig *w, const sigset_t *mask);
 void psock_wait_end(const struct psock_wait_sig *w);
 
-/* Sleep on the NIC (ps_port_wait), at most timeout_ms. */
-void psock_port_wait(int timeout_ms);
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms; whether a packet
+ * or message came. */
+bool psock_port_wait(int timeout_ms);
 /* Whether a wait may spin on the port: we watch the NIC, and no peer on
  * this node needs our CPU (wait.c).  And whether a packet or message came
  * within so many looks (ps_port_arrived()). */
@@ -327,6 +334,13 @@ int psock_mask_pending(const sigset_t *mask);
  * (another thread closed fd: EBADF).
  */
 int psock_sleep(int fd, struct psock_conn *c, short events);
+/*
+ * The same for a blocking read that only a message over ports can end:
+ * one wait on the port itself (at most PS_PORT_POLL_MS), then look again.
+ * *deadline_ms (0 at the read's first wait) holds SO_RCVTIMEO's end.
+ * 0, or as psock_sleep().
+ */
+int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms);
 /* MSG_DONTWAIT in flags, or O_NONBLOCK on fd (connection c). */
 bool psock_nonblocking(int fd, struct psock_conn *c, int flags);
 /* fd's flags or options may have changed: ask the kernel again.  Takes

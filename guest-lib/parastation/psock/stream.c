@@ -26,6 +26,14 @@ static bool rx_on_kernel(const struct psock_conn *c)
 	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
 }
 
+/* Only a message over ports can change what a read finds, and a wait
+ * has no end but that (psock_sleep_ports()). */
+static bool rx_waits_on_port(const struct psock_conn *c)
+{
+	return !rx_on_kernel(c) && !c->eof_ms && !c->stirred &&
+	       !c->inherited && psock_port_now();
+}
+
 /* The kernel stream after the peer's switch: only its end can come. */
 static void watch_kernel_end(int fd, struct psock_conn *c)
 {
@@ -122,7 +130,7 @@ static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
 					c->head = next;
 					if (!next)
 						c->tail = NULL;
-					free(k);
+					psock_chunk_done(k);
 				}
 				k = next;
 				koff = k ? k->off : 0;
@@ -185,11 +193,12 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 {
 	size_t want = iov_total(iov, iovcnt), done = 0;
 	bool peek = flags & MSG_PEEK, looked = false;
+	int64_t deadline = 0;	/* of SO_RCVTIMEO, psock_sleep_ports() */
 	ssize_t n;
 
 	for (;;) {
 		if (!looked)	/* a wake took in just now (look()) */
-			psock_pump();
+			psock_pump_for(c);
 		looked = false;
 		psock_decide(fd, c);
 		if (c->inherited && psock_claim())
@@ -240,10 +249,12 @@ wait:
 			return -1;
 		}
 		STAT(ST_RECV_WAIT);
-		n = psock_sleep(fd, c, POLLIN);
+		/* psock_nonblocking() has asked for the timeout */
+		looked = !rx_waits_on_port(c);
+		n = looked ? psock_sleep(fd, c, POLLIN) :
+			     psock_sleep_ports(fd, c, &deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
-		looked = true;
 	}
 	/* not ours after all (or not in this process): the kernel's */
 	if (c->inherited) {

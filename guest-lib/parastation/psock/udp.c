@@ -173,7 +173,7 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	node = a && port ? psock_node_at(a) : -1;
-	if (!port || node < 0 || !is_mark(port_no) || len > PSOCK_DATA_MAX) {
+	if (!port || node < 0 || !is_mark(port_no) || len > PSOCK_DGRAM_MAX) {
 		struct msghdr m = { .msg_name = (void *)to,
 				    .msg_namelen = to ? tolen : 0,
 				    .msg_iov = (struct iovec *)iov,
@@ -280,7 +280,7 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 				if (!c->head)
 					c->tail = NULL;
 				c->rx_bytes -= k->len;
-				free(k);
+				psock_chunk_done(k);
 			}
 			return n;
 		}

@@ -416,6 +416,59 @@ void psock_opts_changed(int fd)
 		__atomic_add_fetch(&opts_gen_now, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Without poll()'s looks, a wake costs what a ports message costs.  The
+ * kernel socket is asked whether it ended after a wait that no packet
+ * ended, and after every KERNEL_LOOK_WAITS waits.
+ */
+#define KERNEL_LOOK_WAITS	64
+
+int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
+{
+	static __thread unsigned int waits;
+	int timeout = c->rcvtimeo_ms, wait = PS_PORT_POLL_MS, intr_was;
+	struct psock_intr intr;
+	bool got;
+
+	/* the clock before a wait, not after: a packet ends most waits,
+	 * and then the read is on the way to the program */
+	if (timeout >= 0) {
+		int64_t now = psock_ms_now();
+
+		if (!*deadline_ms)
+			*deadline_ms = now + timeout;
+		if (now >= *deadline_ms) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (*deadline_ms - now < wait)
+			wait = (int)(*deadline_ms - now);
+	}
+	psock_intr_mark(&intr);
+	got = psock_port_wait(wait);
+	if (!got || !(++waits % KERNEL_LOOK_WAITS)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+		if (sys_poll(&p, 1, 0) > 0)
+			c->stirred = true;
+	}
+	/* the kernel restarts a read without a timeout after SA_RESTART
+	 * handlers (signal(7)) */
+	intr_was = psock_intr_since(&intr);
+	if (intr_was == PSOCK_INTR || (intr_was && timeout >= 0)) {
+		errno = EINTR;
+		return -1;
+	}
+	/* other threads may use the library between waits */
+	psock_unlock();
+	psock_lock();
+	if (psock_get(fd) != c) {
+		errno = EBADF;
+		return -2;
+	}
+	return 0;
+}
+
 int psock_sleep(int fd, struct psock_conn *c, short events)
 {
 	struct pollfd p = { .fd = fd, .events = events };

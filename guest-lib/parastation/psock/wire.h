@@ -17,6 +17,7 @@
 #ifndef PSOCK_WIRE_H
 #define PSOCK_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Client ports that say "I speak this protocol" (kept out of the kernel's
@@ -30,7 +31,7 @@
 #define PSOCK_UDP_PORT_OF(mark)	(((mark) - PSOCK_MARK_LO) / PSOCK_UDP_PER_PORT)
 
 /* ---- on the kernel stream, server to client, before any data ---- */
-#define PSOCK_MAGIC	"PSOCKv1"	/* 8 bytes with its NUL */
+#define PSOCK_MAGIC	"PSOCKv2"	/* 8 bytes with its NUL */
 
 struct psock_hello {
 	char magic[8];
@@ -66,6 +67,14 @@ struct psock_msg {
 				 * order: loopback or the node's) */
 } __attribute__((packed));
 
-#define PSOCK_DATA_MAX	(65536 - sizeof(struct psock_msg))
+/*
+ * DATA, the message of every write, carries only the header up to sconn:
+ * the receiver's connection names the stream, and ports tells who sent
+ * it.  Each byte costs on the wire: 24 fewer are 1.2 us on ParaStation's
+ * 20 MB/s link.
+ */
+#define PSOCK_DATA_HDR	offsetof(struct psock_msg, sconn)
+#define PSOCK_DATA_MAX	(65536 - PSOCK_DATA_HDR)
+#define PSOCK_DGRAM_MAX	(65536 - sizeof(struct psock_msg))
 
 #endif /* PSOCK_WIRE_H */
