@@ -26,6 +26,9 @@ $(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%
 # libpsock.so, ParaStation sockets (guest-lib/parastation/psock/), which
 # unmodified programs load with LD_PRELOAD (psrun): libps and the socket
 # layer built position-independent, only the socket and signal calls exported.
+# Its thread-local counters use the initial-exec model: the library is
+# loaded at start (never dlopen()ed), and each access of the default model
+# calls __tls_get_addr, some 30 instructions on every message.
 PSOCK_SRC := $(wildcard guest-lib/parastation/psock/*.c)
 PSOCK_HDR := $(wildcard guest-lib/parastation/psock/*.h)
 PSOCK_OBJ := $(patsubst %.c,$(B)/guest/obj-pic/%.o,$(PSLIB_SRC) $(PSOCK_SRC))
@@ -33,7 +36,8 @@ GUEST_TOOLS += $(B)/guest/lib/libpsock.so
 
 $(B)/guest/obj-pic/%.o: %.c $(PSLIB_HDR) $(PSOCK_HDR)
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$@)$(CC) $(PSLIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(call quiet,CC,$@)$(CC) $(PSLIB_CFLAGS) -fPIC -fvisibility=hidden \
+		-ftls-model=initial-exec -c $< -o $@
 
 $(B)/guest/lib/libpsock.so: $(PSOCK_OBJ)
 	@mkdir -p $(dir $@)
