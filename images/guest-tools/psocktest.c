@@ -11,15 +11,16 @@
  *   psocktest client HOST PORT [CASE...]
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
- * refused epoll fork bound udp opts exec daemon death idle signal (the
- * default: all but death and idle).  "fork": the server forks a child to serve what it accepts
+ * refused epoll fork bound udp opts exec daemon death idle signal threads
+ * (the default: all but death and idle).  "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
  * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
  * child of the client forks in the middle of a connection and exits; its
  * child goes on.  "idle": the client holds a connection and sleeps in
  * poll() on it and its stdin until stdin ends (tests/cluster/psock.sh
- * counts its wakes beside a busy program).  A case starts with one byte,
+ * counts its wakes beside a busy program).  "threads": a thread blocked
+ * in a read while another writes on the same socket.  A case starts with one byte,
  * its number, which the client writes before it reads anything.
  */
 #define _GNU_SOURCE
@@ -30,6 +31,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,7 +51,7 @@
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
-	"exec", "daemon", "death", "idle", "signal",
+	"exec", "daemon", "death", "idle", "signal", "threads",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -255,6 +257,7 @@ static void serve(int fd, unsigned int c)
 	case 17:
 	case 19:
 	case 20:	/* signal */
+	case 21:	/* threads */
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
@@ -1020,6 +1023,16 @@ static void on_alarm(int sig)
 	alarms++;
 }
 
+/* writes on the socket that the main program waits on */
+static int handler_fd = -1;
+
+static void on_alarm_send(int sig)
+{
+	alarms++;
+	send(handler_fd, "h", 1, MSG_NOSIGNAL);
+	(void)sig;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -1059,7 +1072,7 @@ static void case_signal(int fd)
 		.sa_handler = on_usr1 }, q;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	sigset_t block, before, during;
-	timer_t t[6];
+	timer_t t[7];
 	fd_set rs;
 	ssize_t n;
 	char b = 0;
@@ -1142,7 +1155,20 @@ static void case_signal(int fd)
 	CHECK(r == -1 && e == EINTR && usr1s == 4,
 	      "signal: pselect: one that comes during the wait ends it: %d %s",
 	      r, err_name(r < 0 ? e : 0));
-	for (int i = 0; i < 6; i++)	/* none left to fire */
+	/* a handler that calls send(): the library must not wait for
+	 * itself, and the read restarts and gets the echo */
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	a.sa_handler = on_alarm_send;
+	a.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &a, NULL);
+	handler_fd = fd;
+	alarms = 0;
+	t[6] = signal_after(SIGALRM, 200);
+	n = recv(fd, &b, 1, 0);
+	CHECK(n == 1 && b == 'h' && alarms == 1,
+	      "signal: a handler sends on the socket that a blocking recv waits on (SA_RESTART): recv gets the echo: %zd",
+	      n);
+	for (int i = 0; i < 7; i++)	/* none left to fire */
 		timer_delete(t[i]);
 	sigprocmask(SIG_SETMASK, &before, NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -1150,6 +1176,51 @@ static void case_signal(int fd)
 	write_all(fd, "b", 1);
 	CHECK(read_all(fd, &b, 1) == 1 && b == 'b',
 	      "signal: the connection echoes after");
+}
+
+/* threads: one blocks in a read while the other writes, as a program
+ * with a reader thread does */
+struct reader {
+	int fd, r;
+	uint8_t buf[2000];
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+
+	rd->r = read_all(rd->fd, rd->buf, sizeof(rd->buf));
+	return NULL;
+}
+
+static void case_threads(int fd)
+{
+	static struct reader rd;
+	static uint8_t out[sizeof(rd.buf)];
+	struct timespec until;
+	pthread_t t;
+	int r;
+
+	rd.fd = fd;
+	fill(out, sizeof(out), 0, 21);
+	r = pthread_create(&t, NULL, reader_main, &rd);
+	CHECK(!r, "threads: a reader thread: %s", strerror(r));
+	if (r)
+		return;
+	msleep(200);		/* it waits in its read */
+	for (size_t at = 0; at < sizeof(out); at += 100) {
+		write_all(fd, out + at, 100);
+		msleep(10);
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	r = pthread_timedjoin_np(t, NULL, &until);
+	CHECK(!r && rd.r == 1 && !memcmp(rd.buf, out, sizeof(out)),
+	      "threads: a thread blocked in a read gets the echo of 20 writes of 100 bytes that another thread makes meanwhile");
+	if (r) {		/* the reader is stuck */
+		fflush(NULL);
+		_exit(1);
+	}
 }
 
 static int client(const char *host, int port, char **names, int count)
@@ -1204,6 +1275,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 18: case_death(fd); break;
 		case 19: case_idle(fd); break;
 		case 20: case_signal(fd); break;
+		case 21: case_threads(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

@@ -78,14 +78,18 @@ void psock_say(const char *fmt, ...)
 		sys_close(fd);
 }
 
+/* The thread's signal handlers wait while it holds the lock (signal.c):
+ * counted before the mutex is taken, until after it is given back. */
 void psock_lock(void)
 {
+	psock_signals_held();
 	pthread_mutex_lock(&lock);
 }
 
 void psock_unlock(void)
 {
 	pthread_mutex_unlock(&lock);
+	psock_signals_free();
 }
 
 /* ---- the cluster's addresses: "A.B.C.D nodeN" lines of /etc/hosts ---- */
@@ -311,9 +315,24 @@ bool psock_port_stirs(int looks)
 	return got;
 }
 
+/* Threads in psock_port_wait(): the port stays open at exit for them. */
+static int port_waiters;
+
 bool psock_port_wait(int timeout_ms)
 {
-	return port && ps_port_wait(port, timeout_ms) > 0;
+	ps_port_t *p = port;
+	bool got;
+
+	if (!p)
+		return false;
+	/* the ports layer lets threads share a port; ours may send, and a
+	 * signal handler too, while this one waits */
+	port_waiters++;
+	psock_unlock();
+	got = ps_port_wait(p, timeout_ms) > 0;
+	psock_lock();
+	port_waiters--;
+	return got;
 }
 
 /* After fork, in the parent: the child holds our connections too. */
@@ -862,8 +881,9 @@ __attribute__((destructor)) static void psock_exit(void)
 	for (int fd = 0; fd < psock_fd_limit(); fd++)
 		if (psock_get(fd))
 			psock_close(fd);
-	/* a child may adopt it (psock_claim()) */
-	if (port && !port_shared) {
+	/* a child may adopt it (psock_claim()); a thread that waits on it
+	 * still uses it (the pool frees a dead process's port) */
+	if (port && !port_shared && !port_waiters) {
 		ps_port_t *p = port;
 
 		port = NULL;

@@ -227,9 +227,13 @@ struct psock_wait_sig {
 };
 void psock_wait_begin(struct psock_wait_sig *w, const sigset_t *mask);
 void psock_wait_end(const struct psock_wait_sig *w);
+/* psock_lock() is taken, and given back: a handler that comes meanwhile
+ * runs after (as the signal stays pending, blocked, until then). */
+void psock_signals_held(void);
+void psock_signals_free(void);
 
-/* Sleep on the NIC (ps_port_wait), at most timeout_ms; whether a packet
- * or message came. */
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
+ * given up meanwhile; whether a packet or message came. */
 bool psock_port_wait(int timeout_ms);
 /* Whether a wait may spin on the port: we watch the NIC, and no peer on
  * this node needs our CPU (wait.c).  And whether a packet or message came
@@ -329,16 +333,17 @@ int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 int psock_mask_pending(const sigset_t *mask);
 /*
  * Sleep until one of events holds on our fd, for a blocking call, with
- * the lock given up meanwhile: at most the socket's SO_RCVTIMEO (POLLIN)
- * or SO_SNDTIMEO, then EAGAIN.  0, -1 (the wait failed, errno set) or -2
- * (another thread closed fd: EBADF).
+ * the lock given up meanwhile: until the socket's SO_RCVTIMEO (POLLIN) or
+ * SO_SNDTIMEO has passed since the call's first sleep, then EAGAIN.
+ * *deadline_ms, 0 before that sleep, holds its end for the call's later
+ * sleeps.  0, -1 (the wait failed, errno set) or -2 (another thread
+ * closed fd: EBADF).
  */
-int psock_sleep(int fd, struct psock_conn *c, short events);
+int psock_sleep(int fd, struct psock_conn *c, short events,
+		int64_t *deadline_ms);
 /*
  * The same for a blocking read that only a message over ports can end:
  * one wait on the port itself (at most PS_PORT_POLL_MS), then look again.
- * *deadline_ms (0 at the read's first wait) holds SO_RCVTIMEO's end.
- * 0, or as psock_sleep().
  */
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms);
 /* MSG_DONTWAIT in flags, or O_NONBLOCK on fd (connection c). */

@@ -193,7 +193,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 {
 	size_t want = iov_total(iov, iovcnt), done = 0;
 	bool peek = flags & MSG_PEEK, looked = false;
-	int64_t deadline = 0;	/* of SO_RCVTIMEO, psock_sleep_ports() */
+	int64_t deadline = 0;	/* of SO_RCVTIMEO (psock_sleep()) */
 	ssize_t n;
 
 	for (;;) {
@@ -251,7 +251,7 @@ wait:
 		STAT(ST_RECV_WAIT);
 		/* psock_nonblocking() has asked for the timeout */
 		looked = !rx_waits_on_port(c);
-		n = looked ? psock_sleep(fd, c, POLLIN) :
+		n = looked ? psock_sleep(fd, c, POLLIN, &deadline) :
 			     psock_sleep_ports(fd, c, &deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
@@ -303,6 +303,7 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	size_t want = iov_total(iov, iovcnt), done = 0;
 	struct iovec part[UIO_MAXIOV];
 	bool looked = false;
+	int64_t deadline = 0;	/* of SO_SNDTIMEO (psock_sleep()) */
 	ssize_t n;
 
 	for (;;) {
@@ -366,7 +367,7 @@ wait:
 			errno = EAGAIN;
 			return -1;
 		}
-		n = psock_sleep(fd, c, POLLOUT);
+		n = psock_sleep(fd, c, POLLOUT, &deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
 		looked = true;

@@ -254,6 +254,8 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		       int iovcnt, int flags, struct sockaddr *from,
 		       socklen_t *fromlen)
 {
+	int64_t deadline = 0;	/* of SO_RCVTIMEO (psock_sleep()) */
+
 	for (;;) {
 		struct psock_chunk *k;
 		struct msghdr m = { .msg_name = from,
@@ -290,7 +292,7 @@ ssize_t psock_udp_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 				*fromlen = m.msg_namelen;
 			return n;
 		}
-		if (psock_nonblocking(fd, c, flags) || psock_sleep(fd, c, POLLIN))
+		if (psock_nonblocking(fd, c, flags) || psock_sleep(fd, c, POLLIN, &deadline))
 			return -1;
 	}
 }

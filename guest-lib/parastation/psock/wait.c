@@ -423,29 +423,40 @@ void psock_opts_changed(int fd)
  */
 #define KERNEL_LOOK_WAITS	64
 
+/* What is left of a call's timeout_ms (-1: none, then -1) that ends at
+ * *deadline_ms, set at its first wait (0 before); 0 once it has passed. */
+static int time_left(int timeout_ms, int64_t *deadline_ms)
+{
+	int64_t now;
+
+	if (timeout_ms < 0)
+		return -1;
+	now = psock_ms_now();
+	if (!*deadline_ms)
+		*deadline_ms = now + timeout_ms;
+	return now >= *deadline_ms ? 0 : (int)(*deadline_ms - now);
+}
+
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
 	static __thread unsigned int waits;
-	int timeout = c->rcvtimeo_ms, wait = PS_PORT_POLL_MS, intr_was;
+	/* the clock before a wait, not after: a packet ends most waits,
+	 * and then the read is on the way to the program */
+	int left = time_left(c->rcvtimeo_ms, deadline_ms), intr_was;
+	int wait = left >= 0 && left < PS_PORT_POLL_MS ? left : PS_PORT_POLL_MS;
 	struct psock_intr intr;
 	bool got;
 
-	/* the clock before a wait, not after: a packet ends most waits,
-	 * and then the read is on the way to the program */
-	if (timeout >= 0) {
-		int64_t now = psock_ms_now();
-
-		if (!*deadline_ms)
-			*deadline_ms = now + timeout;
-		if (now >= *deadline_ms) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (*deadline_ms - now < wait)
-			wait = (int)(*deadline_ms - now);
+	if (!left) {
+		errno = EAGAIN;
+		return -1;
 	}
 	psock_intr_mark(&intr);
-	got = psock_port_wait(wait);
+	got = psock_port_wait(wait);	/* other threads may go on */
+	if (psock_get(fd) != c) {
+		errno = EBADF;
+		return -2;
+	}
 	if (!got || !(++waits % KERNEL_LOOK_WAITS)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
 
@@ -455,28 +466,23 @@ int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 	/* the kernel restarts a read without a timeout after SA_RESTART
 	 * handlers (signal(7)) */
 	intr_was = psock_intr_since(&intr);
-	if (intr_was == PSOCK_INTR || (intr_was && timeout >= 0)) {
+	if (intr_was == PSOCK_INTR || (intr_was && left >= 0)) {
 		errno = EINTR;
 		return -1;
-	}
-	/* other threads may use the library between waits */
-	psock_unlock();
-	psock_lock();
-	if (psock_get(fd) != c) {
-		errno = EBADF;
-		return -2;
 	}
 	return 0;
 }
 
-int psock_sleep(int fd, struct psock_conn *c, short events)
+int psock_sleep(int fd, struct psock_conn *c, short events,
+		int64_t *deadline_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	struct psock_intr intr;
 	int timeout, n;
 
 	conn_opts(fd, c);
-	timeout = events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms;
+	timeout = time_left(events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms,
+			    deadline_ms);
 	psock_unlock();
 	psock_intr_mark(&intr);
 	/* the kernel restarts the call after SA_RESTART handlers, unless
