@@ -140,6 +140,9 @@ int ps_port_poll_fd(const ps_port_t *p);
  * doorbell alone, for at most PS_PORT_BELL_MS.  1 a packet or a message
  * may be there, 0 timeout (it may come early: see ps_port_sleep_ms());
  * ENODEV, EINTR.  Nothing is taken in: call ps_port_recv() next.
+ * The one call that may run beside another on the same handle (another
+ * thread's, or a signal handler's): it then may end early, or only at
+ * its timeout when the other call takes the packet it waited for.
  */
 #define PS_PORT_BELL_MS		20	/* on the doorbell alone */
 #define PS_PORT_WATCH_MS	100	/* on NIC and doorbell: a look now

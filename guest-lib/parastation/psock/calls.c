@@ -84,6 +84,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+	psock_lock_forked();
 	psock_forked_child();
 	psock_unlock();
 }

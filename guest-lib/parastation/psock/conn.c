@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -28,7 +27,6 @@
 
 #define MAX_NODES	1024
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ps_port_t *port;		/* ours, opened on first use */
 static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
 static ps_port_t *heir;		/* the parent's, ours once it has gone */
@@ -36,6 +34,8 @@ static int64_t heir_ms;		/* since (fork) */
 static bool port_shared;	/* we forked while holding port */
 static bool touch_due;		/* ... and have not used it since */
 static bool local_peer;		/* a peer on this node: port does not stall */
+static int port_waiters;	/* threads in psock_port_wait(): the port
+				 * stays open at exit for them */
 static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
 static unsigned int hosts_nodes;
 static bool hosts_read;
@@ -76,20 +76,6 @@ void psock_say(const char *fmt, ...)
 	(void)!syscall(SYS_write, fd, line, n);
 	if (fd != 2)
 		sys_close(fd);
-}
-
-/* The thread's signal handlers wait while it holds the lock (signal.c):
- * counted before the mutex is taken, until after it is given back. */
-void psock_lock(void)
-{
-	psock_signals_held();
-	pthread_mutex_lock(&lock);
-}
-
-void psock_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-	psock_signals_free();
 }
 
 /* ---- the cluster's addresses: "A.B.C.D nodeN" lines of /etc/hosts ---- */
@@ -315,9 +301,6 @@ bool psock_port_stirs(int looks)
 	return got;
 }
 
-/* Threads in psock_port_wait(): the port stays open at exit for them. */
-static int port_waiters;
-
 bool psock_port_wait(int timeout_ms)
 {
 	ps_port_t *p = port;
@@ -354,6 +337,7 @@ void psock_forked_child(void)
 		heir_ms = psock_ms_now();
 	}
 	port = NULL;
+	port_waiters = 0;	/* the parent's threads */
 	port_failed = false;
 	port_shared = false;
 	touch_due = false;
@@ -431,20 +415,27 @@ static void switch_tx(struct psock_conn *c)
 		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
 }
 
-/* One chunk of a small message kept back for the next: a malloc() and a
- * free() per message cost more than the copy.  Chunks of up to
- * SPARE_DATA bytes all have room for that many. */
+/* One chunk of SPARE_DATA bytes, made once, carries small messages in
+ * turn while it is free: a malloc() and a free() per message cost more
+ * than the copy.  Others have room for their bytes only. */
 #define SPARE_DATA	256
 static struct psock_chunk *spare;
+static bool spare_free;
 
 struct psock_chunk *psock_chunk_new(size_t len)
 {
-	struct psock_chunk *k = spare;
+	struct psock_chunk *k;
 
-	if (len <= SPARE_DATA && k)
-		spare = NULL;
-	else
-		k = malloc(sizeof(*k) + (len <= SPARE_DATA ? SPARE_DATA : len));
+	if (len <= SPARE_DATA && !spare) {
+		spare = malloc(sizeof(*spare) + SPARE_DATA);
+		spare_free = spare != NULL;
+	}
+	if (len <= SPARE_DATA && spare_free) {
+		k = spare;
+		spare_free = false;
+	} else {
+		k = malloc(sizeof(*k) + len);
+	}
 	if (k)
 		*k = (struct psock_chunk){ .len = len };
 	return k;
@@ -471,8 +462,8 @@ bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
 
 void psock_chunk_done(struct psock_chunk *k)
 {
-	if (k->len <= SPARE_DATA && !spare)
-		spare = k;
+	if (k == spare)
+		spare_free = true;
 	else
 		free(k);
 }
@@ -794,13 +785,19 @@ void psock_decide(int fd, struct psock_conn *c)
 	n = sys_recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN))
 		return;
-	if (n > 0 && !memcmp(h.magic, PSOCK_MAGIC,
-			     (size_t)n < sizeof(h.magic) ? (size_t)n
-							 : sizeof(h.magic))) {
+	if (n > 0 && !memcmp(h.magic, PSOCK_MAGIC_ANY,
+			     (size_t)n < strlen(PSOCK_MAGIC_ANY) ?
+			     (size_t)n : strlen(PSOCK_MAGIC_ANY))) {
 		if ((size_t)n < sizeof(h))
 			return;		/* the rest is on its way */
 		sys_recv(fd, &h, sizeof(h), MSG_DONTWAIT);
 		c->undecided = false;
+		if (memcmp(h.magic, PSOCK_MAGIC, sizeof(h.magic))) {
+			psock_say("conn %u: the server runs another version (%.8s): kernel",
+				  c->id, h.magic);
+			c->kernel_only = true;
+			return;
+		}
 		if (!psock_port()) {
 			c->kernel_only = true;
 			return;

@@ -206,7 +206,7 @@ static struct psock_conn *read_conn(int mfd)
 		    e.off > e.len || !(k = psock_chunk_new(e.len)))
 			goto fail;
 		if (!get(mfd, k->data, e.len)) {
-			free(k);
+			psock_chunk_done(k);
 			goto fail;
 		}
 		k->off = e.off;
@@ -225,7 +225,7 @@ fail:
 		struct psock_chunk *k = c->head;
 
 		c->head = k->next;
-		free(k);
+		psock_chunk_done(k);
 	}
 	free(c);
 	return NULL;
@@ -326,7 +326,9 @@ static int exec_kept(exec_fn *fn, const void *what, char *const argv[],
 		errno = ENOMEM;
 		return -1;
 	}
+	psock_lock_exec(true);
 	ret = fn(what, argv, e);
+	psock_lock_exec(false);
 	free(e);
 	exec_undo(mfd);
 	return ret;

@@ -4,7 +4,8 @@
  * calls.c (the socket calls a program makes, taken over by LD_PRELOAD),
  * conn.c (our port, the tables, set-up, messages in, tear-down),
  * stream.c (the data of one connection), wait.c (poll and select over
- * our sockets and the kernel's files) and epoll.c.
+ * our sockets and the kernel's files), epoll.c, udp.c, exec.c, signal.c
+ * (which signals ended a wait) and lock.c (the library's lock).
  *
  * The descriptor a program holds is always the real kernel socket; for a
  * connection that moved to ports, the library keeps a struct psock_conn
@@ -159,8 +160,6 @@ void psock_dup(int fd, int newfd);
 struct psock_conn *psock_udp_find(uint16_t udp_port);
 
 /* ---- conn.c; called with psock_lock() held ---- */
-void psock_lock(void);
-void psock_unlock(void);
 /* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
 ps_port_t *psock_port(void);
 /* The node of a cluster address (network order), or -1; and back. */
@@ -179,8 +178,8 @@ bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
  * false without memory. */
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
 		     uint16_t src_node, uint16_t src_port);
-/* A chunk with room for len bytes (len set), or NULL; and one read to
- * its end (one is kept for the next small message).  With the lock. */
+/* A chunk with room for len bytes (len set), or NULL; and one done with
+ * (read, or its connection gone): never free() one.  With the lock. */
 struct psock_chunk *psock_chunk_new(size_t len);
 void psock_chunk_done(struct psock_chunk *k);
 /* One line on stderr with PS_SOCK_DEBUG=1. */
@@ -227,10 +226,20 @@ struct psock_wait_sig {
 };
 void psock_wait_begin(struct psock_wait_sig *w, const sigset_t *mask);
 void psock_wait_end(const struct psock_wait_sig *w);
-/* psock_lock() is taken, and given back: a handler that comes meanwhile
- * runs after (as the signal stays pending, blocked, until then). */
-void psock_signals_held(void);
-void psock_signals_free(void);
+
+/* ---- lock.c: the library's lock ---- */
+/* Not recursive.  A handler of the program's that comes while its thread
+ * holds it runs at psock_unlock(). */
+void psock_lock(void);
+void psock_unlock(void);
+/* In a fork child, first. */
+void psock_lock_forked(void);
+/* From signal.c's handler: true if the signal was put off until this
+ * thread gives the lock up (then return at once). */
+bool psock_lock_defers(int sig, siginfo_t *si, void *uc);
+/* Around an exec made with the lock held: handlers run at once, and those
+ * put off run before it (the new image would keep them blocked). */
+void psock_lock_exec(bool execing);
 
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
  * given up meanwhile; whether a packet or message came. */

@@ -9,13 +9,8 @@
  * EINTR, or goes on where the handler asked for SA_RESTART and the call
  * is one the kernel restarts (signal(7)).  sigaction() and signal() are
  * ours for that; a query returns the program's handler.
- *
- * A handler that comes while its thread holds psock_lock() waits until
- * the lock is given up: it may call the library (send() is
- * async-signal-safe), which would wait for the lock for ever, and must
- * not see the library half way through a change.  Ours blocks the signal
- * in the context it returns to and queues it again; psock_unlock()
- * unblocks it, and the kernel delivers it then.
+ * A handler that comes while its thread holds the library's lock runs
+ * after (lock.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,9 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <ucontext.h>
 
 #include "psock.h"
 
@@ -34,11 +27,6 @@
 /* Counted in the handler: initial-exec TLS takes no lock to reach. */
 static __thread struct psock_intr got
 	__attribute__((tls_model("initial-exec")));
-/* psock_lock() calls of this thread not yet given back; the signals
- * whose handlers wait for that */
-static __thread int held __attribute__((tls_model("initial-exec")));
-static __thread sigset_t deferred __attribute__((tls_model("initial-exec")));
-static __thread bool any_deferred __attribute__((tls_model("initial-exec")));
 
 /*
  * The program's handler for each signal (SIG_DFL: none of its own), in
@@ -84,50 +72,6 @@ static bool catches(const struct sigaction *a)
 	return a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL;
 }
 
-/* Raised by what the thread just did (a fault): it must run now. */
-static bool synchronous(int sig)
-{
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
-}
-
-/* Blocked where the handler returns to, and pending again: psock_unlock()
- * unblocks it.  Two system calls, only when a signal meets the lock. */
-static void defer(int sig, siginfo_t *si, ucontext_t *uc)
-{
-	sigset_t one;
-
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	pthread_sigmask(SIG_BLOCK, &one, NULL);	/* SA_NODEFER: not yet */
-	sigaddset(&uc->uc_sigmask, sig);
-	sigaddset(&deferred, sig);
-	any_deferred = true;
-	syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), sig,
-		si);
-}
-
-void psock_signals_held(void)
-{
-	held++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-void psock_signals_free(void)
-{
-	sigset_t run;
-
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (--held || !any_deferred)
-		return;
-	/* what comes from here on runs at once (held is 0) */
-	run = deferred;
-	sigemptyset(&deferred);
-	any_deferred = false;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_sigmask(SIG_UNBLOCK, &run, NULL);	/* they run now */
-}
-
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
@@ -135,9 +79,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 	program_handler(sig, &a);
 	/* SA_RESETHAND: the kernel's SIG_DFL is in place by now */
-	if (held && uc && !synchronous(sig) && catches(&a) &&
-	    !(a.sa_flags & SA_RESETHAND)) {
-		defer(sig, si, uc);
+	if (catches(&a) && !(a.sa_flags & SA_RESETHAND) &&
+	    psock_lock_defers(sig, si, uc)) {
 		errno = err;
 		return;
 	}
@@ -157,6 +100,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 		three(sig, si, uc);
 	}
+	/* one that runs as the lock is given up comes after the call set
+	 * errno (a handler should keep it, not all do) */
+	errno = err;
 }
 
 void psock_intr_mark(struct psock_intr *m)

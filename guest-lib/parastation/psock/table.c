@@ -95,7 +95,7 @@ void psock_conn_free(struct psock_conn *c)
 
 	while ((k = c->head)) {
 		c->head = k->next;
-		free(k);
+		psock_chunk_done(k);
 	}
 	conns[c->id] = NULL;
 	free(c);

@@ -52,23 +52,36 @@ static uint64_t fd_set_digest(const struct pollfd *kfds, nfds_t n)
 
 /*
  * Whether a poll() of the kernel that does not wait can be left out, when
- * the kernel was asked about the same fds less than PS_PORT_POLL_MS ago
- * (so what it holds back is at most that late): while some of ours are
- * ready, the program has work and asks again (a kernel fd's news waits
- * for its next call); else when it could only tell that the kernel socket
- * of one of our connections ended or broke (POLLIN of its end, POLLHUP,
- * POLLERR; no fd of the kernel's is asked).  A system call costs as much
- * as a ports message.
+ * the kernel was asked about the same fds a short while ago (so what it
+ * holds back is at most that late).  A system call costs as much as a
+ * ports message.  Left out for PS_PORT_POLL_MS:
+ * - while some of ours are ready: the program has work and asks again (a
+ *   kernel fd's news waits for its next call);
+ * - when it could only tell that the kernel socket of one of our
+ *   connections ended or broke (POLLIN of its end, POLLHUP, POLLERR; no
+ *   fd of the kernel's is asked).
+ * Else, when the kernel's fds are asked and nothing is ready, only in a
+ * call with timeout 0, for SPIN_KERNEL_US: a program that spins in poll()
+ * (Open MPI) sees ours the sooner for each system call left out.  A call
+ * that waits asks before it spins or sleeps.
  */
+#define SPIN_KERNEL_US	100
+
 static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
-			    nfds_t n, int ready)
+			    nfds_t n, int ready, bool no_wait)
 {
-	for (nfds_t i = 0; i < n && !ready; i++)
-		if (kfds[i].fd >= 0 && (pass[i] < 0 ||
-					(kfds[i].events & pass[i])))
+	int64_t after = PS_PORT_POLL_MS * 1000;
+
+	for (nfds_t i = 0; i < n && !ready; i++) {
+		if (kfds[i].fd < 0 || (pass[i] >= 0 &&
+				       !(kfds[i].events & pass[i])))
+			continue;
+		if (!no_wait)
 			return true;
+		after = SPIN_KERNEL_US;
+	}
 	return fd_set_digest(kfds, n) != kernel_asked_set ||
-	       us_now() - kernel_asked_us >= PS_PORT_POLL_MS * 1000;
+	       us_now() - kernel_asked_us >= after;
 }
 
 /*
@@ -288,7 +301,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		if (wait)
 			STAT(ST_POLL_SLEEP);
 		if (!wait && kn == n &&
-		    !kernel_look_due(kfds, pass, n, ready)) {
+		    !kernel_look_due(kfds, pass, n, ready, !timeout_ms)) {
 			STAT(ST_POLL_UNASKED);
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
@@ -437,8 +450,16 @@ static int time_left(int timeout_ms, int64_t *deadline_ms)
 	return now >= *deadline_ms ? 0 : (int)(*deadline_ms - now);
 }
 
+/* fd names connection c still, after the lock was given up: not another
+ * one that took its descriptor and its memory meanwhile */
+static bool still(int fd, const struct psock_conn *c, uint64_t nonce)
+{
+	return psock_get(fd) == c && c->nonce == nonce;
+}
+
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
+	uint64_t nonce = c->nonce;
 	static __thread unsigned int waits;
 	/* the clock before a wait, not after: a packet ends most waits,
 	 * and then the read is on the way to the program */
@@ -453,7 +474,7 @@ int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 	}
 	psock_intr_mark(&intr);
 	got = psock_port_wait(wait);	/* other threads may go on */
-	if (psock_get(fd) != c) {
+	if (!still(fd, c, nonce)) {
 		errno = EBADF;
 		return -2;
 	}
@@ -476,6 +497,7 @@ int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 int psock_sleep(int fd, struct psock_conn *c, short events,
 		int64_t *deadline_ms)
 {
+	uint64_t nonce = c->nonce;
 	struct pollfd p = { .fd = fd, .events = events };
 	struct psock_intr intr;
 	int timeout, n;
@@ -483,8 +505,9 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 	conn_opts(fd, c);
 	timeout = time_left(events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms,
 			    deadline_ms);
-	psock_unlock();
+	/* before the unlock: handlers put off till then end the wait */
 	psock_intr_mark(&intr);
+	psock_unlock();
 	/* the kernel restarts the call after SA_RESTART handlers, unless
 	 * the socket has a timeout (signal(7)) */
 	do
@@ -496,7 +519,7 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 		errno = EAGAIN;
 	if (n <= 0)
 		return -1;
-	if (psock_get(fd) != c) {	/* closed by another thread */
+	if (!still(fd, c, nonce)) {	/* closed by another thread */
 		errno = EBADF;
 		return -2;
 	}

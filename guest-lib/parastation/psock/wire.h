@@ -32,6 +32,9 @@
 
 /* ---- on the kernel stream, server to client, before any data ---- */
 #define PSOCK_MAGIC	"PSOCKv2"	/* 8 bytes with its NUL */
+/* Every version's HELLO starts so and has this size: a client of another
+ * version takes it out of the stream and stays on the kernel. */
+#define PSOCK_MAGIC_ANY	"PSOCKv"
 
 struct psock_hello {
 	char magic[8];

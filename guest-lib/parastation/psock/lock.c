@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ParaStation sockets: the library's lock, and the signal handlers that
+ * wait for it.
+ *
+ * One lock per process guards the library's state.  A handler of the
+ * program's that comes while its thread holds the lock runs once the
+ * thread gives it up: it may call the library (send() is
+ * async-signal-safe), which would wait for the lock for ever, and must
+ * not find the library half way through a change.  So the lock word
+ * holds its owner's thread id, taken and given in one atomic step: a
+ * handler knows exactly whether its thread holds it (a thread that only
+ * waits for it runs its handlers at once).  Ours then blocks the signal
+ * in the context it returns to and queues it again; psock_unlock()
+ * unblocks it, and the kernel delivers it then, with its siginfo.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "psock.h"
+
+#define LOCK_WAITERS	0x80000000u	/* someone sleeps on the word */
+
+static uint32_t lock_word;	/* 0 free, else the owner's tid (| WAITERS) */
+
+static __thread uint32_t tid __attribute__((tls_model("initial-exec")));
+/* signals whose handlers wait for psock_unlock(), blocked and pending */
+static __thread sigset_t deferred __attribute__((tls_model("initial-exec")));
+static __thread bool any_deferred __attribute__((tls_model("initial-exec")));
+/* exec: nothing waits for a lock that the new image does not have */
+static __thread bool no_defer __attribute__((tls_model("initial-exec")));
+
+static uint32_t self(void)
+{
+	if (!tid)
+		tid = (uint32_t)syscall(SYS_gettid);
+	return tid;
+}
+
+static void futex(uint32_t *word, int op, uint32_t val)
+{
+	syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+}
+
+void psock_lock(void)
+{
+	uint32_t me = self(), v = 0;
+
+	if (__atomic_compare_exchange_n(&lock_word, &v, me, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	for (;;) {
+		v = __atomic_load_n(&lock_word, __ATOMIC_RELAXED);
+		if (!v) {
+			/* others may sleep still: the unlock wakes one */
+			if (__atomic_compare_exchange_n(&lock_word, &v,
+							me | LOCK_WAITERS,
+							false, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		if (!(v & LOCK_WAITERS) &&
+		    !__atomic_compare_exchange_n(&lock_word, &v,
+						 v | LOCK_WAITERS, false,
+						 __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			continue;
+		futex(&lock_word, FUTEX_WAIT, v | LOCK_WAITERS);
+	}
+}
+
+void psock_unlock(void)
+{
+	sigset_t run;
+
+	if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) &
+	    LOCK_WAITERS)
+		futex(&lock_word, FUTEX_WAKE, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!any_deferred)
+		return;
+	/* what comes from here on runs at once: the lock is not ours */
+	run = deferred;
+	sigemptyset(&deferred);
+	any_deferred = false;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_sigmask(SIG_UNBLOCK, &run, NULL);	/* they run now */
+}
+
+void psock_lock_forked(void)
+{
+	tid = 0;	/* the child's own */
+}
+
+/* Raised by what the thread just did (a fault, abort()): run it now. */
+static bool synchronous(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS ||
+	       sig == SIGABRT;
+}
+
+bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
+{
+	ucontext_t *ctx = uc;
+	sigset_t one, was;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (no_defer || !ctx || synchronous(sig) ||
+	    (__atomic_load_n(&lock_word, __ATOMIC_RELAXED) & ~LOCK_WAITERS) !=
+	    self())
+		return false;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, &was);	/* SA_NODEFER: not yet */
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), self(), sig, si)) {
+		/* not queued (RLIMIT_SIGPENDING): it runs now, not never */
+		pthread_sigmask(SIG_SETMASK, &was, NULL);
+		return false;
+	}
+	sigaddset(&ctx->uc_sigmask, sig);
+	sigaddset(&deferred, sig);
+	any_deferred = true;
+	return true;
+}
+
+void psock_lock_exec(bool execing)
+{
+	sigset_t run;
+
+	no_defer = execing;
+	if (!execing || !any_deferred)
+		return;
+	/* the new image would keep them blocked: they run before it */
+	run = deferred;
+	sigemptyset(&deferred);
+	any_deferred = false;
+	pthread_sigmask(SIG_UNBLOCK, &run, NULL);
+}
