@@ -12,7 +12,7 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * (the default: all but death and idle).  "fork": the server forks a child to serve what it accepts
+ * nodedeath (the default: all but death, idle and nodedeath).  "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
  * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
@@ -20,7 +20,10 @@
  * child goes on.  "idle": the client holds a connection and sleeps in
  * poll() on it and its stdin until stdin ends (tests/cluster/psock.sh
  * counts its wakes beside a busy program).  "threads": a thread blocked
- * in a read while another writes on the same socket.  A case starts with one byte,
+ * in a read while another writes on the same socket.  "nodedeath": the
+ * server writes 100 bytes and waits for ever; the client reads them, says
+ * so, and waits for the end (tests/cluster/psock.sh restarts the server's
+ * node meanwhile).  A case starts with one byte,
  * its number, which the client writes before it reads anything.
  */
 #define _GNU_SOURCE
@@ -51,7 +54,7 @@
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
-	"exec", "daemon", "death", "idle", "signal", "threads",
+	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -266,6 +269,12 @@ static void serve(int fd, unsigned int c)
 		break;
 	case 14:
 		serve_udp(fd);
+		break;
+	case 22:	/* nodedeath: 100 bytes, then wait for the end */
+		fill(buf, 100, 0, 22);
+		write_all(fd, buf, 100);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
 		break;
 	case 18:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
@@ -1223,6 +1232,22 @@ static void case_threads(int fd)
 	}
 }
 
+/* nodedeath: the read ends, not hangs, when the peer's node goes away */
+static void case_nodedeath(int fd)
+{
+	uint8_t in[100], want[100];
+	ssize_t n;
+	char b;
+
+	fill(want, sizeof(want), 0, 22);
+	CHECK(read_all(fd, in, sizeof(in)) == 1 && !memcmp(in, want, 100),
+	      "nodedeath: 100 bytes; the peer's node may go now");
+	n = read(fd, &b, 1);
+	CHECK(n == 0 || (n < 0 && (errno == ECONNRESET || errno == ETIMEDOUT)),
+	      "nodedeath: then the read ends: %zd %s", n,
+	      err_name(n < 0 ? errno : 0));
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1237,7 +1262,8 @@ static int client(const char *host, int port, char **names, int count)
 	freeaddrinfo(res);
 	for (unsigned int c = 0; c < NCASES; c++) {
 		bool want = !count && strcmp(cases[c], "death") &&
-			    strcmp(cases[c], "idle");
+			    strcmp(cases[c], "idle") &&
+			    strcmp(cases[c], "nodedeath");
 		int fd = -1;
 
 		for (int i = 0; i < count; i++)
@@ -1276,6 +1302,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 19: case_idle(fd); break;
 		case 20: case_signal(fd); break;
 		case 21: case_threads(fd); break;
+		case 22: case_nodedeath(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

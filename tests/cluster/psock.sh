@@ -6,12 +6,14 @@
 # must really have moved its connections to ports (also across exec and in
 # a daemon's child).  A program asleep on a connection beside a busy one
 # is not woken by the busy one's packets.  Then a node without
-# its board's driver: the library falls back to the kernel.
+# its board's driver: the library falls back to the kernel.  Last, a
+# reader whose peer's node restarts: the read ends (keepalives on the
+# idle kernel connection), it does not wait for ever.
 # tests/cluster/psock.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psock "${1:-direct}"
-plan 20
+plan 21
 boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
 
 # run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
@@ -103,3 +105,19 @@ check "$mode: no board: psocktest under psrun: every case ok, on the kernel" \
 check "$mode: no board: the same lines, no connection on ports" sh -c "
 	diff '$tmp/kernel.out' '$tmp/noboard.out' &&
 	! vc exec node0 -- \"grep -q 'sends over ports' /tmp/noboard.dbg\""
+
+# nodedeath: the server on node1 waits for ever; node1 restarts while the
+# client on node0 waits in a read on a connection over myrinet.
+node_dies() {
+	vc exec node1 -- "killall psocktest; true" >/dev/null 2>&1
+	vc exec -d node1 -- "psrun --hal myri psocktest server 7380 > /tmp/nd.srv 2>&1" >/dev/null
+	retry 20 vc exec node1 -- "grep -q listening /tmp/nd.srv" || return 1
+	vc exec -d node0 -- "PS_SOCK_DEBUG=/tmp/nd.dbg psrun --hal myri psocktest client node1 7380 nodedeath > /tmp/nd.out 2>&1" >/dev/null
+	retry 30 vc exec node0 -- "grep -q '^ok   nodedeath: 100 bytes' /tmp/nd.out" || return 1
+	vc exec node0 -- "grep -q 'speaks ports' /tmp/nd.dbg" || return 1
+	vc reboot node1 > /dev/null || return 1
+	retry 120 vc exec node0 -- "grep -q 'nodedeath: then' /tmp/nd.out" || return 1
+	vc exec node0 -- "cat /tmp/nd.out"
+	vc exec node0 -- "grep -q '^ok   nodedeath: then the read ends' /tmp/nd.out"
+}
+check "$mode: myri: a reader whose peer's node restarts gets the end, not a hang" node_dies

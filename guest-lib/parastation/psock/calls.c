@@ -532,14 +532,42 @@ API int ioctl(int fd, unsigned long req, ...)
 	return ret;
 }
 
+/* The keepalive options of one of ours on ports: the program's view
+ * (alive.c). */
+static bool alive_opt(int fd, bool set, int level, int name, void *val,
+		      socklen_t *len, int *ret)
+{
+	struct psock_conn *c = psock_get(fd);
+	bool done;
+
+	if (!c || !c->alive_on || !psock_alive_option(level, name) ||
+	    !(c = ours(fd)))
+		return false;
+	done = psock_alive_sockopt(fd, c, set, level, name, val, len, ret);
+	unlocked(0);
+	return done;
+}
+
 API int setsockopt(int fd, int level, int name, const void *val,
 		   socklen_t len)
 {
-	int ret = syscall(SYS_setsockopt, fd, level, name, val, len);
+	int ret;
 
+	if (alive_opt(fd, true, level, name, (void *)val, &len, &ret))
+		return ret;
+	ret = syscall(SYS_setsockopt, fd, level, name, val, len);
 	if (!ret && level == SOL_SOCKET && psock_get(fd))
 		psock_opts_changed(fd);
 	return ret;
+}
+
+API int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	int ret;
+
+	if (alive_opt(fd, false, level, name, val, len, &ret))
+		return ret;
+	return syscall(SYS_getsockopt, fd, level, name, val, len);
 }
 
 /* ---- readiness ---- */

@@ -409,6 +409,7 @@ static void switch_tx(struct psock_conn *c)
 	if (c->tx_ports || psock_msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
 		return;
 	c->tx_ports = true;
+	psock_alive_start(c);
 	psock_say("conn %u: sends over ports after %llu kernel bytes", c->id,
 	    (unsigned long long)c->tx_kernel);
 	if (c->fin_sent)	/* shut down before: nothing will follow */

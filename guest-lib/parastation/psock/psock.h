@@ -108,7 +108,22 @@ struct psock_conn {
 	uint16_t udp_peer_port;
 	unsigned long udp_dropped;
 	bool udp_heard;		/* a datagram came over ports */
+	/* keepalives on the kernel connection (alive.c); the program's view
+	 * of SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT */
+	bool alive_on;
+	int alive[4];
 };
+
+/*
+ * Keepalives on the kernel connection of one on ports: a restarted peer
+ * node ends it at the first probe (PSOCK_ALIVE_IDLE_S after the last
+ * kernel traffic), a dead one after PSOCK_ALIVE_PROBES more unanswered,
+ * one each PSOCK_ALIVE_INTVL_S: about 15 s.
+ */
+#define PSOCK_ALIVE_OPTS	4
+#define PSOCK_ALIVE_IDLE_S	5
+#define PSOCK_ALIVE_INTVL_S	2
+#define PSOCK_ALIVE_PROBES	5
 
 static inline int64_t psock_ms_now(void)
 {
@@ -282,6 +297,16 @@ void psock_exec_resume(void);
 /* The NIC's descriptor (ours or the parent's port): the program's close()
  * passes it by, as daemons close every descriptor they do not know. */
 bool psock_own_fd(int fd);
+
+/* ---- alive.c; with psock_lock() held ---- */
+/* c's data goes over ports now: its kernel connection watches the peer. */
+void psock_alive_start(struct psock_conn *c);
+/* Whether an option is one of the keepalive's (without the lock). */
+bool psock_alive_option(int level, int name);
+/* setsockopt() (set) or getsockopt() of a keepalive option on c: true if
+ * answered here, *ret the call's return (errno set). */
+bool psock_alive_sockopt(int fd, struct psock_conn *c, bool set, int level,
+			 int name, void *val, socklen_t *len, int *ret);
 
 /* ---- stream.c; with psock_lock() held ---- */
 /* The program's data calls on one of our connections. */
