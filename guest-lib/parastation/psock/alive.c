@@ -85,7 +85,8 @@ bool psock_alive_sockopt(int fd, struct psock_conn *c, bool set, int level,
 	socklen_t n;
 
 	if (i < 0 || !c->alive_on)
-		return false;
+		return false;	/* the kernel's (with the lock: not during
+				 * psock_alive_start()) */
 	if (set) {
 		/* the kernel checks the value and says the errors */
 		*ret = syscall(SYS_setsockopt, fd, level, name, val, *len);
@@ -94,7 +95,9 @@ bool psock_alive_sockopt(int fd, struct psock_conn *c, bool set, int level,
 		n = sizeof(v);
 		if (!syscall(SYS_getsockopt, fd, level, name, &v, &n))
 			c->alive[i] = v;
-		kernel_set(fd, i, applied(c, i));
+		/* SO_KEEPALIVE decides which values go in for the others */
+		for (int k = PSOCK_ALIVE_OPTS - 1; k >= 0; k--)
+			kernel_set(fd, k, applied(c, k));
 		return true;
 	}
 	*ret = syscall(SYS_getsockopt, fd, level, name, val, len);

@@ -538,14 +538,15 @@ static bool alive_opt(int fd, bool set, int level, int name, void *val,
 		      socklen_t *len, int *ret)
 {
 	struct psock_conn *c = psock_get(fd);
-	bool done;
 
-	if (!c || !c->alive_on || !psock_alive_option(level, name) ||
-	    !(c = ours(fd)))
+	if (!c || !psock_alive_option(level, name) || !(c = ours(fd)))
 		return false;
-	done = psock_alive_sockopt(fd, c, set, level, name, val, len, ret);
+	if (!psock_alive_sockopt(fd, c, set, level, name, val, len, ret))
+		*ret = set ? syscall(SYS_setsockopt, fd, level, name, val,
+				     *len) :
+			     syscall(SYS_getsockopt, fd, level, name, val, len);
 	unlocked(0);
-	return done;
+	return true;
 }
 
 API int setsockopt(int fd, int level, int name, const void *val,

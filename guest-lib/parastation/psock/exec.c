@@ -316,8 +316,16 @@ static int exec_kept(exec_fn *fn, const void *what, char *const argv[],
 		     char *const envp[])
 {
 	char var[48], **e;
-	int mfd = exec_save(), ret;
+	int mfd, ret;
 
+	/* a vfork child would leave the lock and the state of its parent,
+	 * whose memory it shares, as an exec leaves them: it keeps nothing */
+	if (psock_vfork_child())
+		return fn(what, argv, envp);
+	/* handlers put off meanwhile run (the lock given up) and the state
+	 * is saved again: they may have used the library */
+	while ((mfd = exec_save()) >= 0 && psock_lock_deferred())
+		exec_undo(mfd);
 	if (mfd < 0)
 		return fn(what, argv, envp);
 	e = env_with(envp, mfd, var, sizeof(var));

@@ -121,7 +121,10 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_BLOCK, &one, &was);	/* SA_NODEFER: not yet */
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), self(), sig, si)) {
+	/* the real id: a fork child's cache is the parent's until
+	 * psock_lock_forked() */
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), sig,
+		    si)) {
 		/* not queued (RLIMIT_SIGPENDING): it runs now, not never */
 		pthread_sigmask(SIG_SETMASK, &was, NULL);
 		return false;
@@ -132,14 +135,22 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
 	return true;
 }
 
+bool psock_lock_deferred(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return any_deferred;
+}
+
 void psock_lock_exec(bool execing)
 {
 	sigset_t run;
 
 	no_defer = execing;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!execing || !any_deferred)
 		return;
-	/* the new image would keep them blocked: they run before it */
+	/* put off since psock_lock_deferred(): the new image would keep
+	 * them blocked, with its default actions; they run before it */
 	run = deferred;
 	sigemptyset(&deferred);
 	any_deferred = false;

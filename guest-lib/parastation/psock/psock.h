@@ -252,9 +252,13 @@ void psock_lock_forked(void);
 /* From signal.c's handler: true if the signal was put off until this
  * thread gives the lock up (then return at once). */
 bool psock_lock_defers(int sig, siginfo_t *si, void *uc);
+/* Whether handlers wait for this thread's psock_unlock(). */
+bool psock_lock_deferred(void);
 /* Around an exec made with the lock held: handlers run at once, and those
  * put off run before it (the new image would keep them blocked). */
 void psock_lock_exec(bool execing);
+/* signal.c: this is a vfork child (it shares the parent's memory). */
+bool psock_vfork_child(void);
 
 /* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
  * given up meanwhile; whether a packet or message came. */

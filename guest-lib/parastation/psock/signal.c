@@ -138,6 +138,11 @@ void psock_wait_end(const struct psock_wait_sig *w)
 
 static pid_t own_pid;	/* a vfork child shares our table: not its own */
 
+bool psock_vfork_child(void)
+{
+	return getpid() != own_pid;
+}
+
 static void forked_child(void)
 {
 	pthread_mutex_init(&set_lock, NULL);	/* held by a thread we lost */

@@ -510,10 +510,16 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 	psock_unlock();
 	/* the kernel restarts the call after SA_RESTART handlers, unless
 	 * the socket has a timeout (signal(7)) */
-	do
-		n = psock_poll(&p, 1, timeout, NULL);
-	while (n < 0 && errno == EINTR && timeout < 0 &&
-	       psock_intr_since(&intr) == PSOCK_INTR_RESTART);
+	n = psock_intr_since(&intr);
+	if (n == PSOCK_INTR || (n && timeout >= 0)) {
+		errno = EINTR;
+		n = -1;
+	} else {
+		do
+			n = psock_poll(&p, 1, timeout, NULL);
+		while (n < 0 && errno == EINTR && timeout < 0 &&
+		       psock_intr_since(&intr) == PSOCK_INTR_RESTART);
+	}
 	psock_lock();
 	if (n == 0)
 		errno = EAGAIN;
