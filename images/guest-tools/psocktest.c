@@ -1081,7 +1081,7 @@ static void case_signal(int fd)
 		.sa_handler = on_usr1 }, q;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	sigset_t block, before, during;
-	timer_t t[7];
+	timer_t t[8];
 	fd_set rs;
 	ssize_t n;
 	char b = 0;
@@ -1177,7 +1177,20 @@ static void case_signal(int fd)
 	CHECK(n == 1 && b == 'h' && alarms == 1,
 	      "signal: a handler sends on the socket that a blocking recv waits on (SA_RESTART): recv gets the echo: %zd",
 	      n);
-	for (int i = 0; i < 7; i++)	/* none left to fire */
+	/* the same from a System V handler (SA_RESETHAND | SA_NODEFER, no
+	 * SA_RESTART), which the kernel resets as it runs: EINTR, then the
+	 * echo is there to read */
+	alarms = 0;
+	sysv_signal(SIGALRM, on_alarm_send);
+	t[7] = signal_after(SIGALRM, 200);
+	n = recv(fd, &b, 1, 0);
+	e = errno;
+	r = read_all(fd, &b, 1);
+	CHECK(n == -1 && e == EINTR && alarms == 1 && r == 1 && b == 'h' &&
+	      signal(SIGALRM, SIG_DFL) == SIG_DFL,
+	      "signal: a System V handler sends on the socket during a blocking recv: %zd %s, then the echo; reset to SIG_DFL",
+	      n, err_name(n < 0 ? e : 0));
+	for (int i = 0; i < 8; i++)	/* none left to fire */
 		timer_delete(t[i]);
 	sigprocmask(SIG_SETMASK, &before, NULL);
 	signal(SIGALRM, SIG_DFL);

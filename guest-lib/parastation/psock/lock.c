@@ -36,6 +36,19 @@ static __thread sigset_t deferred __attribute__((tls_model("initial-exec")));
 static __thread bool any_deferred __attribute__((tls_model("initial-exec")));
 /* exec: nothing waits for a lock that the new image does not have */
 static __thread bool no_defer __attribute__((tls_model("initial-exec")));
+/*
+ * SA_RESETHAND handlers put off: the kernel has put SIG_DFL in their
+ * place, so a signal queued again would take that; the library runs them
+ * itself at psock_unlock(), without the context (NULL).  Beyond these
+ * many at once, one runs at once.
+ */
+#define RESET_KEPT	4
+static __thread struct reset_kept {
+	int sig;
+	siginfo_t info;
+	struct sigaction act;
+} reset_kept[RESET_KEPT] __attribute__((tls_model("initial-exec")));
+static __thread int n_reset_kept __attribute__((tls_model("initial-exec")));
 
 static uint32_t self(void)
 {
@@ -77,6 +90,22 @@ void psock_lock(void)
 	}
 }
 
+/* The SA_RESETHAND handlers put off, each with its mask, as the kernel
+ * would run it (and its own signal blocked unless SA_NODEFER). */
+static void run_reset_kept(void)
+{
+	while (n_reset_kept) {
+		struct reset_kept k = reset_kept[--n_reset_kept];
+		sigset_t mask = k.act.sa_mask, was;
+
+		if (!(k.act.sa_flags & SA_NODEFER))
+			sigaddset(&mask, k.sig);
+		pthread_sigmask(SIG_BLOCK, &mask, &was);
+		psock_signal_run(k.sig, &k.info, NULL, &k.act);
+		pthread_sigmask(SIG_SETMASK, &was, NULL);
+	}
+}
+
 void psock_unlock(void)
 {
 	sigset_t run;
@@ -85,6 +114,8 @@ void psock_unlock(void)
 	    LOCK_WAITERS)
 		futex(&lock_word, FUTEX_WAKE, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (n_reset_kept)
+		run_reset_kept();
 	if (!any_deferred)
 		return;
 	/* what comes from here on runs at once: the lock is not ours */
@@ -97,7 +128,8 @@ void psock_unlock(void)
 
 void psock_lock_forked(void)
 {
-	tid = 0;	/* the child's own */
+	tid = 0;		/* the child's own */
+	n_reset_kept = 0;	/* the parent's signals, not the child's */
 }
 
 /* Raised by what the thread just did (a fault, abort()): run it now. */
@@ -108,7 +140,8 @@ static bool synchronous(int sig)
 	       sig == SIGABRT;
 }
 
-bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
+bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
+		       const struct sigaction *act)
 {
 	ucontext_t *ctx = uc;
 	sigset_t one, was;
@@ -118,6 +151,16 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
 	    (__atomic_load_n(&lock_word, __ATOMIC_RELAXED) & ~LOCK_WAITERS) !=
 	    self())
 		return false;
+	if (act->sa_flags & SA_RESETHAND) {
+		if (n_reset_kept == RESET_KEPT)
+			return false;
+		reset_kept[n_reset_kept].sig = sig;
+		reset_kept[n_reset_kept].info = *si;
+		reset_kept[n_reset_kept].act = *act;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		n_reset_kept++;
+		return true;
+	}
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_BLOCK, &one, &was);	/* SA_NODEFER: not yet */
@@ -138,7 +181,7 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc)
 bool psock_lock_deferred(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return any_deferred;
+	return any_deferred || n_reset_kept;
 }
 
 void psock_lock_exec(bool execing)
@@ -147,6 +190,8 @@ void psock_lock_exec(bool execing)
 
 	no_defer = execing;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (execing && n_reset_kept)
+		run_reset_kept();
 	if (!execing || !any_deferred)
 		return;
 	/* put off since psock_lock_deferred(): the new image would keep

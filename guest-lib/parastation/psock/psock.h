@@ -249,9 +249,14 @@ void psock_lock(void);
 void psock_unlock(void);
 /* In a fork child, first. */
 void psock_lock_forked(void);
-/* From signal.c's handler: true if the signal was put off until this
- * thread gives the lock up (then return at once). */
-bool psock_lock_defers(int sig, siginfo_t *si, void *uc);
+/* From signal.c's handler, with the program's action: true if the signal
+ * was put off until this thread gives the lock up (then return at once). */
+bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
+		       const struct sigaction *act);
+/* signal.c: the program's handler act for sig, counted as a wait's
+ * interruption. */
+void psock_signal_run(int sig, siginfo_t *si, void *uc,
+		      const struct sigaction *act);
 /* Whether handlers wait for this thread's psock_unlock(). */
 bool psock_lock_deferred(void);
 /* Around an exec made with the lock held: handlers run at once, and those

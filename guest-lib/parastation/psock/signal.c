@@ -72,37 +72,43 @@ static bool catches(const struct sigaction *a)
 	return a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL;
 }
 
-static void on_signal(int sig, siginfo_t *si, void *uc)
+void psock_signal_run(int sig, siginfo_t *si, void *uc,
+		      const struct sigaction *a)
 {
-	struct sigaction a;
 	int err = errno;
 
-	program_handler(sig, &a);
-	/* SA_RESETHAND: the kernel's SIG_DFL is in place by now */
-	if (catches(&a) && !(a.sa_flags & SA_RESETHAND) &&
-	    psock_lock_defers(sig, si, uc)) {
-		errno = err;
-		return;
-	}
 	got.all++;
-	if (!(a.sa_flags & SA_RESTART))
+	if (!(a->sa_flags & SA_RESTART))
 		got.norestart++;
 	errno = err;
-	if (!catches(&a))
+	if (!catches(a))
 		return;
-	if (a.sa_flags & SA_SIGINFO) {
-		a.sa_sigaction(sig, si, uc);
+	if (a->sa_flags & SA_SIGINFO) {
+		a->sa_sigaction(sig, si, uc);
 	} else {
 		/* the kernel passes all three: some handlers read them */
 		void (*three)(int, siginfo_t *, void *) =
 			(void (*)(int, siginfo_t *, void *))(void (*)(void))
-			a.sa_handler;
+			a->sa_handler;
 
 		three(sig, si, uc);
 	}
 	/* one that runs as the lock is given up comes after the call set
 	 * errno (a handler should keep it, not all do) */
 	errno = err;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a;
+	int err = errno;
+
+	program_handler(sig, &a);
+	if (catches(&a) && psock_lock_defers(sig, si, uc, &a)) {
+		errno = err;
+		return;
+	}
+	psock_signal_run(sig, si, uc, &a);
 }
 
 void psock_intr_mark(struct psock_intr *m)
