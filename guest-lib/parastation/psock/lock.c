@@ -106,24 +106,28 @@ static void run_reset_kept(void)
 	}
 }
 
-void psock_unlock(void)
+/* The signals put off and queued again: unblocked, they run now. */
+static void run_deferred(void)
 {
-	sigset_t run;
+	sigset_t run = deferred;
 
-	if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) &
-	    LOCK_WAITERS)
-		futex(&lock_word, FUTEX_WAKE, 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (n_reset_kept)
-		run_reset_kept();
-	if (!any_deferred)
-		return;
-	/* what comes from here on runs at once: the lock is not ours */
-	run = deferred;
 	sigemptyset(&deferred);
 	any_deferred = false;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_sigmask(SIG_UNBLOCK, &run, NULL);	/* they run now */
+	pthread_sigmask(SIG_UNBLOCK, &run, NULL);
+}
+
+void psock_unlock(void)
+{
+	if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) &
+	    LOCK_WAITERS)
+		futex(&lock_word, FUTEX_WAKE, 1);
+	/* what comes from here on runs at once: the lock is not ours */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (n_reset_kept)
+		run_reset_kept();
+	if (any_deferred)
+		run_deferred();
 }
 
 void psock_lock_forked(void)
@@ -186,18 +190,14 @@ bool psock_lock_deferred(void)
 
 void psock_lock_exec(bool execing)
 {
-	sigset_t run;
-
 	no_defer = execing;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (execing && n_reset_kept)
-		run_reset_kept();
-	if (!execing || !any_deferred)
+	if (!execing)
 		return;
 	/* put off since psock_lock_deferred(): the new image would keep
 	 * them blocked, with its default actions; they run before it */
-	run = deferred;
-	sigemptyset(&deferred);
-	any_deferred = false;
-	pthread_sigmask(SIG_UNBLOCK, &run, NULL);
+	if (n_reset_kept)
+		run_reset_kept();
+	if (any_deferred)
+		run_deferred();
 }
