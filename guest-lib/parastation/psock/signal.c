@@ -187,7 +187,7 @@ API int sigaction(int sig, const struct sigaction *act,
 	/* ours given back to us (sigset() and siginterrupt() see the
 	 * kernel's), or a vfork child: the kernel's, the table untouched */
 	if ((act && known && (act->sa_flags & SA_SIGINFO) &&
-	     act->sa_sigaction == on_signal) || getpid() != own_pid)
+	     act->sa_sigaction == on_signal) || psock_vfork_child())
 		return libc_sigaction(sig, act, old);
 	wrap = act && known && catches(act);
 	if (wrap) {

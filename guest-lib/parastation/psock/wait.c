@@ -457,13 +457,22 @@ static bool still(int fd, const struct psock_conn *c, uint64_t nonce)
 	return psock_get(fd) == c && c->nonce == nonce;
 }
 
+/* A handler ran since m that ends a blocking call with EINTR: the kernel
+ * restarts one without a timeout after SA_RESTART handlers (signal(7)). */
+static bool intr_ends(const struct psock_intr *m, int timeout_ms)
+{
+	int was = psock_intr_since(m);
+
+	return was == PSOCK_INTR || (was && timeout_ms >= 0);
+}
+
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
 	uint64_t nonce = c->nonce;
 	static __thread unsigned int waits;
 	/* the clock before a wait, not after: a packet ends most waits,
 	 * and then the read is on the way to the program */
-	int left = time_left(c->rcvtimeo_ms, deadline_ms), intr_was;
+	int left = time_left(c->rcvtimeo_ms, deadline_ms);
 	int wait = left >= 0 && left < PS_PORT_POLL_MS ? left : PS_PORT_POLL_MS;
 	struct psock_intr intr;
 	bool got;
@@ -484,10 +493,7 @@ int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 		if (sys_poll(&p, 1, 0) > 0)
 			c->stirred = true;
 	}
-	/* the kernel restarts a read without a timeout after SA_RESTART
-	 * handlers (signal(7)) */
-	intr_was = psock_intr_since(&intr);
-	if (intr_was == PSOCK_INTR || (intr_was && left >= 0)) {
+	if (intr_ends(&intr, left)) {
 		errno = EINTR;
 		return -1;
 	}
@@ -508,13 +514,11 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 	/* before the unlock: handlers put off till then end the wait */
 	psock_intr_mark(&intr);
 	psock_unlock();
-	/* the kernel restarts the call after SA_RESTART handlers, unless
-	 * the socket has a timeout (signal(7)) */
-	n = psock_intr_since(&intr);
-	if (n == PSOCK_INTR || (n && timeout >= 0)) {
+	if (intr_ends(&intr, timeout)) {
 		errno = EINTR;
 		n = -1;
 	} else {
+		/* restarted after SA_RESTART handlers, as the kernel does */
 		do
 			n = psock_poll(&p, 1, timeout, NULL);
 		while (n < 0 && errno == EINTR && timeout < 0 &&
