@@ -926,6 +926,17 @@ static void case_opts(int fd)
 	tv.tv_usec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	CHECK(echoed(fd, 13), "opts: blocking again, 100 bytes echoed");
+	/* the library watches the peer with keepalives of its own: the
+	 * program reads back what it set */
+	l = sizeof(v);
+	r = getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, &l);
+	one = 77;
+	n = setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof(one));
+	l = sizeof(one);
+	one = 0;
+	n |= getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &one, &l);
+	CHECK(!r && !v && !n && one == 77,
+	      "opts: SO_KEEPALIVE reads 0 as set; TCP_KEEPIDLE 77 reads back 77");
 	CHECK(!fcntl(fd, F_SETFD, FD_CLOEXEC) &&
 	      (fcntl(fd, F_GETFD) & FD_CLOEXEC), "opts: FD_CLOEXEC set and read back");
 }
