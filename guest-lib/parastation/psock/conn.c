@@ -370,7 +370,10 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
 	int64_t ended = 0;
 
-	memcpy(msgbuf, &m, off);
+	if (type == PSOCK_DATA)		/* sizes the compiler knows: moves */
+		memcpy(msgbuf, &m, PSOCK_DATA_HDR);
+	else
+		memcpy(msgbuf, &m, sizeof(m));
 	for (int i = 0; i < iovcnt && len; i++) {
 		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
 
@@ -485,8 +488,16 @@ static void take_data(struct psock_conn *c, const uint8_t *data, size_t len)
 	c->rx_got += len;
 }
 
+/* A reader's buffer that its connection's next DATA may go straight
+ * into (psock_pump_into()) */
+struct direct {
+	const struct psock_conn *c;
+	void *buf;
+	size_t room, got;
+};
+
 static void dispatch(unsigned int from, int fport, const uint8_t *buf,
-		     size_t len)
+		     size_t len, struct direct *d)
 {
 	struct psock_msg m;
 	struct psock_conn *c;
@@ -496,11 +507,21 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	memcpy(&m, buf, PSOCK_DATA_HDR);
 	if (m.type == PSOCK_DATA) {
 		c = psock_conn_at(m.dconn);
-		if (c && c->nonce == m.dnonce && !c->kernel_only &&
-		    c->peer_known && from == c->peer_node &&
-		    fport == c->peer_port)
-			take_data(c, buf + PSOCK_DATA_HDR,
-				  len - PSOCK_DATA_HDR);
+		if (!c || c->nonce != m.dnonce || c->kernel_only ||
+		    !c->peer_known || from != c->peer_node ||
+		    fport != c->peer_port)
+			return;
+		buf += PSOCK_DATA_HDR;
+		len -= PSOCK_DATA_HDR;
+		/* in order: only while nothing of c's waits in chunks */
+		if (d && c == d->c && len && len <= d->room && !c->rx_bytes &&
+		    !c->fin_got) {
+			memcpy(d->buf, buf, len);
+			d->got = len;
+			c->rx_got += len;
+			return;
+		}
+		take_data(c, buf, len);
 		return;
 	}
 	if (len < sizeof(m))
@@ -542,32 +563,48 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	}
 }
 
-void psock_pump_for(const struct psock_conn *c)
+size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
+		       bool arrived)
 {
-	unsigned int from;
-	int fport;
+	struct direct d = { .c = c, .buf = buf, .room = buf ? room : 0 };
+	unsigned int from = 0;	/* set by every take that succeeds */
+	int fport = 0;
 	ssize_t n;
 
 	if (heir)
 		psock_claim();
 	if (!port)
-		return;
+		return 0;
 	if (touch_due) {	/* we go on after a fork: the child may not adopt */
 		ps_port_touch(port);
 		touch_due = false;
 	}
 	/* the quiet look is cheaper than a take that finds nothing */
-	while (!(c && c->rx_bytes) && !ps_port_quiet(port) &&
+	while (!(c && c->rx_bytes) && !d.got &&
+	       (arrived || !ps_port_quiet(port)) &&
 	       (n = ps_port_recv(port, &from, &fport, msgbuf, sizeof(msgbuf),
 				 0)) >= 0) {
+		arrived = false;
 		STAT(ST_MSG_IN);
-		dispatch(from, fport, msgbuf, n);
+		dispatch(from, fport, msgbuf, n, &d);
 	}
+	return d.got;
+}
+
+void psock_pump_arrived(void)
+{
+	if (heir || touch_due || (port && ps_port_arrived(port)))
+		psock_pump();
+}
+
+void psock_pump_for(const struct psock_conn *c)
+{
+	psock_pump_into(c, NULL, 0, false);
 }
 
 void psock_pump(void)
 {
-	psock_pump_for(NULL);
+	psock_pump_into(NULL, NULL, 0, false);
 }
 
 /* ---- set-up ---- */
@@ -758,8 +795,8 @@ static void hello(int fd, struct psock_conn *c)
 	struct psock_hello h = { .magic = PSOCK_MAGIC };
 
 	c->hello_due = false;
-	if (!psock_port()) {
-		c->kernel_only = true;
+	if (!psock_port() || c->id >= PSOCK_CONN_IDS) {
+		c->kernel_only = true;	/* no HELLO: the client stays too */
 		return;
 	}
 	strncpy(h.nic, ps_port_nic(port), sizeof(h.nic) - 1);
@@ -799,8 +836,9 @@ void psock_decide(int fd, struct psock_conn *c)
 			c->kernel_only = true;
 			return;
 		}
-		if (!psock_port()) {
-			c->kernel_only = true;
+		if (!psock_port() || c->id >= PSOCK_CONN_IDS) {
+			c->kernel_only = true;	/* never SWITCH: nor does
+						 * the server */
 			return;
 		}
 		if (!peer_node_of(fd, &node, false) || node != h.node ||

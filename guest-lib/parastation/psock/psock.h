@@ -67,13 +67,13 @@ struct psock_conn {
 	bool inherited;		/* on the parent's port, which it still has */
 	bool shared;		/* another process may hold it (fork) */
 	uint32_t id;		/* index in the table */
-	uint64_t nonce;
+	uint32_t nonce;
 	/* the peer, once known (HELLO, SWITCH) */
 	bool peer_known;
 	unsigned int peer_node;
 	int peer_port;
 	uint32_t peer_conn;
-	uint64_t peer_nonce;
+	uint32_t peer_nonce;
 	/* sending */
 	bool tx_ports;		/* our data goes over ports */
 	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
@@ -221,6 +221,14 @@ bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
  * has bytes to read (the rest waits in the NIC for the next call). */
 void psock_pump(void);
 void psock_pump_for(const struct psock_conn *c);
+/* The same, and c's next DATA, if it fits room and none of c's bytes
+ * wait in chunks, goes straight into buf: returns its length (0: none
+ * did).  The caller counts them consumed (the window).  arrived: a
+ * packet just ended a wait, no need to look whether one came. */
+size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
+		       bool arrived);
+/* psock_pump() when anything came (or a fork left work): cheap if not. */
+void psock_pump_arrived(void);
 /* ---- signal.c: signals that interrupted a wait of this thread ---- */
 struct psock_intr {
 	unsigned long all;		/* handlers run on this thread */
@@ -379,14 +387,17 @@ int psock_mask_pending(const sigset_t *mask);
  * the lock given up meanwhile: until the socket's SO_RCVTIMEO (POLLIN) or
  * SO_SNDTIMEO has passed since the call's first sleep, then EAGAIN.
  * *deadline_ms, 0 before that sleep, holds its end for the call's later
- * sleeps.  0, -1 (the wait failed, errno set) or -2 (another thread
- * closed fd: EBADF).
+ * sleeps (or that the clock was not read yet, psock_sleep_ports()).  0,
+ * -1 (the wait failed, errno set) or -2 (another thread closed fd: EBADF).
  */
 int psock_sleep(int fd, struct psock_conn *c, short events,
 		int64_t *deadline_ms);
 /*
  * The same for a blocking read that only a message over ports can end:
- * one wait on the port itself (at most PS_PORT_POLL_MS), then look again.
+ * one wait on the port itself (at most PS_PORT_POLL_MS), then look again;
+ * 1 when a packet ended it.
+ * The call's first such wait reads no clock: SO_RCVTIMEO counts from the
+ * next, so it ends at most PS_PORT_POLL_MS late.
  */
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms);
 /* MSG_DONTWAIT in flags, or O_NONBLOCK on fd (connection c). */

@@ -98,6 +98,15 @@ static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
 	return k;
 }
 
+/* The program took n bytes: the peer hears of it each quarter window. */
+static void rx_consumed(struct psock_conn *c, size_t n)
+{
+	c->rx_used += n;
+	if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 && c->peer_known &&
+	    !c->reset && !psock_msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
+		c->rx_win = c->rx_used;
+}
+
 /* Copy up to the iovec's room from the chunks; consume unless peek. */
 static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
 		      int iovcnt, size_t done, bool peek)
@@ -141,11 +150,7 @@ static size_t rx_copy(struct psock_conn *c, const struct iovec *iov,
 		if (k)
 			k->off = koff;
 		c->rx_bytes -= got;
-		c->rx_used += got;
-		if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 &&
-		    c->peer_known && !c->reset &&
-		    !psock_msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
-			c->rx_win = c->rx_used;
+		rx_consumed(c, got);
 	}
 	return got;
 }
@@ -188,6 +193,54 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
 	return n;
 }
 
+/*
+ * The steady state of a connection's reading side: the peer's data comes
+ * over ports, nothing of the kernel stream is due, and no end, reset or
+ * word from the kernel socket has come.  A read into one buffer then
+ * takes a short way (recv_steady()): what the loop of psock_recv() does
+ * in this state, in fewer steps, and the message straight into the
+ * reader's buffer.  A wake is on the way of every message.
+ */
+static bool rx_steady(const struct psock_conn *c)
+{
+	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
+	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
+	       !c->stirred && psock_port_now();
+}
+
+#define NOT_STEADY	(-2)
+
+/* A read of up to len bytes (flags: MSG_DONTWAIT at most) while c is
+ * steady and has no bytes in chunks; NOT_STEADY once that ends, for the
+ * general loop. */
+static ssize_t recv_steady(int fd, struct psock_conn *c, void *buf,
+			   size_t len, int flags, int64_t *deadline)
+{
+	bool arrived = false;
+	ssize_t n;
+
+	for (;;) {
+		if (!rx_steady(c) || c->rx_bytes)
+			return NOT_STEADY;
+		n = psock_pump_into(c, buf, len, arrived);
+		if (n) {
+			rx_consumed(c, n);
+			return n;
+		}
+		if (c->rx_bytes || !rx_steady(c))
+			return NOT_STEADY;
+		if (psock_nonblocking(fd, c, flags)) {
+			errno = EAGAIN;
+			return -1;
+		}
+		STAT(ST_RECV_WAIT);
+		n = psock_sleep_ports(fd, c, deadline);
+		if (n < 0)
+			return -1;	/* c may be gone (-2) */
+		arrived = n;
+	}
+}
+
 ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags)
 {
@@ -196,6 +249,12 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 	int64_t deadline = 0;	/* of SO_RCVTIMEO (psock_sleep()) */
 	ssize_t n;
 
+	if (iovcnt == 1 && want && !(flags & ~MSG_DONTWAIT)) {
+		n = recv_steady(fd, c, iov[0].iov_base, want, flags,
+				&deadline);
+		if (n != NOT_STEADY)
+			return n;
+	}
 	for (;;) {
 		if (!looked)	/* a wake took in just now (look()) */
 			psock_pump_for(c);
@@ -297,6 +356,31 @@ static ssize_t epipe(int flags)
 	return -1;
 }
 
+/*
+ * The steady state of the sending side: on ports, no end and no reset
+ * known.  A write that fits the window and one message then takes a
+ * short way (send_steady()); what came in is taken in first only when
+ * something did (a reset, a window): the look costs as much as the rest.
+ */
+static bool tx_steady(const struct psock_conn *c)
+{
+	return c->tx_ports && !c->reset && !c->fin_sent && !c->inherited &&
+	       !c->kernel_only && !c->hello_due;
+}
+
+static ssize_t send_steady(struct psock_conn *c, const struct iovec *iov,
+			   int iovcnt, size_t want, int flags)
+{
+	psock_pump_arrived();
+	if (!tx_steady(c) || want > PSOCK_DATA_MAX ||
+	    c->tx_sent - c->tx_acked > PSOCK_WINDOW - want)
+		return NOT_STEADY;
+	if (psock_msg_send(c, PSOCK_DATA, 0, iov, iovcnt, want))
+		return epipe(flags);
+	c->tx_sent += want;
+	return want;
+}
+
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags)
 {
@@ -306,6 +390,11 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	int64_t deadline = 0;	/* of SO_SNDTIMEO (psock_sleep()) */
 	ssize_t n;
 
+	if (want) {
+		n = send_steady(c, iov, iovcnt, want, flags);
+		if (n != NOT_STEADY)
+			return n;
+	}
 	for (;;) {
 		if (!looked)	/* a wake took in just now (look()) */
 			psock_pump();

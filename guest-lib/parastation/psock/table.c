@@ -82,7 +82,8 @@ struct psock_conn *psock_conn_new(int role)
 	}
 	if (getrandom(&c->nonce, sizeof(c->nonce), GRND_NONBLOCK) !=
 	    sizeof(c->nonce))
-		c->nonce = (uint64_t)psock_ms_now() * 0x9e3779b97f4a7c15ull ^ getpid();
+		c->nonce = (uint32_t)(psock_ms_now() * 0x9e3779b97f4a7c15ull) ^
+			   getpid();
 	c->id = i;
 	c->role = role;
 	conns[i] = c;

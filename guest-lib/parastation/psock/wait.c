@@ -437,7 +437,8 @@ void psock_opts_changed(int fd)
 #define KERNEL_LOOK_WAITS	64
 
 /* What is left of a call's timeout_ms (-1: none, then -1) that ends at
- * *deadline_ms, set at its first wait (0 before); 0 once it has passed. */
+ * *deadline_ms, set at its first clock read (<= 0 before); 0 once it has
+ * passed. */
 static int time_left(int timeout_ms, int64_t *deadline_ms)
 {
 	int64_t now;
@@ -445,14 +446,31 @@ static int time_left(int timeout_ms, int64_t *deadline_ms)
 	if (timeout_ms < 0)
 		return -1;
 	now = psock_ms_now();
-	if (!*deadline_ms)
+	if (*deadline_ms <= 0)
 		*deadline_ms = now + timeout_ms;
 	return now >= *deadline_ms ? 0 : (int)(*deadline_ms - now);
 }
 
+/*
+ * The same for a wait on the port: the call's first such wait reads no
+ * clock (*deadline_ms becomes DEADLINE_UNREAD), the second starts the
+ * timeout.  A packet ends most first waits, and a clock read costs as
+ * much as the rest of a wake; a timeout ends at most that first wait
+ * (PS_PORT_POLL_MS) late, never early.
+ */
+#define DEADLINE_UNREAD	(-1)
+
+static int port_time_left(int timeout_ms, int64_t *deadline_ms)
+{
+	if (timeout_ms < 0 || *deadline_ms)
+		return time_left(timeout_ms, deadline_ms);
+	*deadline_ms = DEADLINE_UNREAD;
+	return timeout_ms;
+}
+
 /* fd names connection c still, after the lock was given up: not another
  * one that took its descriptor and its memory meanwhile */
-static bool still(int fd, const struct psock_conn *c, uint64_t nonce)
+static bool still(int fd, const struct psock_conn *c, uint32_t nonce)
 {
 	return psock_get(fd) == c && c->nonce == nonce;
 }
@@ -468,11 +486,9 @@ static bool intr_ends(const struct psock_intr *m, int timeout_ms)
 
 int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
-	uint64_t nonce = c->nonce;
+	uint32_t nonce = c->nonce;
 	static __thread unsigned int waits;
-	/* the clock before a wait, not after: a packet ends most waits,
-	 * and then the read is on the way to the program */
-	int left = time_left(c->rcvtimeo_ms, deadline_ms);
+	int left = port_time_left(c->rcvtimeo_ms, deadline_ms);
 	int wait = left >= 0 && left < PS_PORT_POLL_MS ? left : PS_PORT_POLL_MS;
 	struct psock_intr intr;
 	bool got;
@@ -497,13 +513,13 @@ int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 		errno = EINTR;
 		return -1;
 	}
-	return 0;
+	return got;
 }
 
 int psock_sleep(int fd, struct psock_conn *c, short events,
 		int64_t *deadline_ms)
 {
-	uint64_t nonce = c->nonce;
+	uint32_t nonce = c->nonce;
 	struct pollfd p = { .fd = fd, .events = events };
 	struct psock_intr intr;
 	int timeout, n;
