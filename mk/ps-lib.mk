@@ -10,6 +10,7 @@ PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
 # calls between them cost more than their work: in lock-step, a tenth
 # of an 8-byte round trip (docs/parastation-lib.md).  Archives take
 # gcc-ar (the plugin).
+PSLIB_AR ?= gcc-ar
 PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -flto=auto -Iinclude -Iguest-lib/parastation
 
 $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
@@ -18,7 +19,7 @@ $(B)/guest/obj/guest-lib/parastation/%.o: guest-lib/parastation/%.c $(PSLIB_HDR)
 
 $(B)/guest/lib/libps.a: $(PSLIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(call quiet,AR,$@)rm -f $@ && gcc-ar rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && $(PSLIB_AR) rcs $@ $^
 
 PSTEST_DIR := images/guest-tools/pstest
 PSTEST_CFLAGS = $(PSLIB_CFLAGS) -Iimages/guest-tools

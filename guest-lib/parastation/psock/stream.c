@@ -359,8 +359,9 @@ static ssize_t epipe(int flags)
 /*
  * The steady state of the sending side: on ports, no end and no reset
  * known.  A write that fits the window and one message then takes a
- * short way (send_steady()); what came in is taken in first only when
- * something did (a reset, a window): the look costs as much as the rest.
+ * short way (send_steady()): the message first, then a look at what came
+ * in (a reset, a window), off the message's way.  A reset that came just
+ * before shows at the next call, as a kernel RST that crosses a write.
  */
 static bool tx_steady(const struct psock_conn *c)
 {
@@ -371,13 +372,13 @@ static bool tx_steady(const struct psock_conn *c)
 static ssize_t send_steady(struct psock_conn *c, const struct iovec *iov,
 			   int iovcnt, size_t want, int flags)
 {
-	psock_pump_arrived();
 	if (!tx_steady(c) || want > PSOCK_DATA_MAX ||
 	    c->tx_sent - c->tx_acked > PSOCK_WINDOW - want)
 		return NOT_STEADY;
 	if (psock_msg_send(c, PSOCK_DATA, 0, iov, iovcnt, want))
 		return epipe(flags);
 	c->tx_sent += want;
+	psock_pump_arrived();
 	return want;
 }
 

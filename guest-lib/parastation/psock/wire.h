@@ -81,6 +81,10 @@ struct psock_msg {
  * kernel (it would take more than this many at once in one process). */
 #define PSOCK_CONN_IDS	65536
 #define PSOCK_DATA_MAX	(65536 - PSOCK_DATA_HDR)
-#define PSOCK_DGRAM_MAX	(65536 - sizeof(struct psock_msg))
+/* The largest IPv4 UDP payload (65535 - 20 - 8): the kernel's EMSGSIZE
+ * above it; it fits one ports message with the header. */
+#define PSOCK_DGRAM_MAX	65507
+_Static_assert(PSOCK_DGRAM_MAX + sizeof(struct psock_msg) <= 65536,
+	       "a datagram and its header fit one ports message");
 
 #endif /* PSOCK_WIRE_H */
