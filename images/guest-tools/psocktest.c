@@ -73,6 +73,7 @@ static const char *err_name(int e)
 	case EINPROGRESS: return "EINPROGRESS";
 	case EINVAL: return "EINVAL";
 	case ENOPROTOOPT: return "ENOPROTOOPT";
+	case EMSGSIZE: return "EMSGSIZE";
 	default: return strerror(e);
 	}
 }
@@ -158,7 +159,9 @@ static void serve_bulk(int fd)
 	}
 }
 
-static const size_t udp_sizes[] = { 1, 100, 1400, 8000, 60000 };
+/* up to the largest IPv4 datagram (65535 - 20 - 8 bytes) */
+#define UDP_MAX	65507
+static const size_t udp_sizes[] = { 1, 100, 1400, 8000, 60000, UDP_MAX };
 #define UDP_SIZES (sizeof(udp_sizes) / sizeof(udp_sizes[0]))
 
 /* udp: a socket on any port, named over the stream; echo each datagram */
@@ -729,8 +732,13 @@ static void case_udp(int fd)
 			 from.sin_addr.s_addr != to.sin_addr.s_addr ||
 			 from.sin_port != port;
 	}
-	CHECK(!bad && !other, "udp: %zu datagrams of 1 to 60000 bytes echoed, "
-	      "%d wrong, %d from elsewhere", UDP_SIZES, bad, other);
+	CHECK(!bad && !other, "udp: %zu datagrams of 1 to %d bytes echoed, "
+	      "%d wrong, %d from elsewhere", UDP_SIZES, UDP_MAX, bad, other);
+	errno = 0;
+	CHECK(sendto(u, out, UDP_MAX + 1, 0, (struct sockaddr *)&to,
+		     sizeof(to)) == -1 && errno == EMSGSIZE,
+	      "udp: %d bytes, one more than IPv4 carries: %s", UDP_MAX + 1,
+	      err_name(errno));
 	write_all(fd, "q", 1);
 	close(u);
 }
