@@ -367,13 +367,11 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
 		.sconn = c->id, .snonce = c->nonce, .count = count,
 	};
+	/* one size the compiler knows per branch: moves, not a call */
 	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
 	int64_t ended = 0;
 
-	if (type == PSOCK_DATA)		/* sizes the compiler knows: moves */
-		memcpy(msgbuf, &m, PSOCK_DATA_HDR);
-	else
-		memcpy(msgbuf, &m, sizeof(m));
+	memcpy(msgbuf, &m, type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m));
 	for (int i = 0; i < iovcnt && len; i++) {
 		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
 
@@ -593,8 +591,10 @@ size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 
 void psock_pump_arrived(void)
 {
-	if (heir || touch_due || (port && ps_port_arrived(port)))
+	if (heir || touch_due)
 		psock_pump();
+	else if (port && ps_port_arrived(port))	/* no second look */
+		psock_pump_into(NULL, NULL, 0, true);
 }
 
 void psock_pump_for(const struct psock_conn *c)
