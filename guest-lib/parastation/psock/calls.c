@@ -98,7 +98,7 @@ __attribute__((constructor)) static void psock_init(void)
 /* ---- data ---- */
 
 /* Ours (and not given back to the kernel): under the lock from here. */
-static struct psock_conn *ours(int fd)
+static inline __attribute__((always_inline)) struct psock_conn *ours(int fd)
 {
 	struct psock_conn *c = psock_get(fd);
 
@@ -112,11 +112,18 @@ static struct psock_conn *ours(int fd)
 	return NULL;
 }
 
-/* The lock given back, errno kept: the return of a call made under it. */
+/* The lock given back, errno kept: the return of a call made under it.
+ * A call that succeeded leaves errno as it may (a handler put off may
+ * run now). */
 static ssize_t unlocked(ssize_t ret)
 {
-	int err = errno;
+	int err;
 
+	if (ret >= 0) {
+		psock_unlock();
+		return ret;
+	}
+	err = errno;
 	psock_unlock();
 	errno = err;
 	return ret;
@@ -153,14 +160,34 @@ static ssize_t send_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 	return unlocked(psock_send(fd, c, iov, iovcnt, flags));
 }
 
-API ssize_t read(int fd, void *buf, size_t len)
+/* One buffer: a stream's call takes its shorter way. */
+static ssize_t recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
+			int flags)
 {
 	struct iovec iov = { buf, len };
+
+	if (c->dgram)
+		return recv_from(fd, c, &iov, 1, flags, NULL, NULL);
+	return unlocked(psock_recv_buf(fd, c, buf, len, flags));
+}
+
+static ssize_t send_buf(int fd, struct psock_conn *c, const void *buf,
+			size_t len, int flags)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	if (c->dgram)
+		return send_to(fd, c, &iov, 1, flags, NULL, 0);
+	return unlocked(psock_send_buf(fd, c, buf, len, flags));
+}
+
+API ssize_t read(int fd, void *buf, size_t len)
+{
 	struct psock_conn *c = ours(fd);
 
 	if (!c)
 		return syscall(SYS_read, fd, buf, len);
-	return recv_iov(fd, c, &iov, 1, 0);
+	return recv_buf(fd, c, buf, len, 0);
 }
 
 API ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
@@ -181,12 +208,11 @@ API ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 
 API ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	struct iovec iov = { buf, len };
 	struct psock_conn *c = ours(fd);
 
 	if (!c)
 		return sys_recv(fd, buf, len, flags);
-	return recv_iov(fd, c, &iov, 1, flags);
+	return recv_buf(fd, c, buf, len, flags);
 }
 
 API ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
@@ -210,7 +236,7 @@ API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		return recv_from(fd, c, &iov, 1, flags, from, fromlen);
 	if (from && fromlen)	/* a stream: the peer, as the kernel says */
 		getpeername(fd, from, fromlen);
-	return recv_iov(fd, c, &iov, 1, flags);
+	return recv_buf(fd, c, buf, len, flags);
 }
 
 API ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen,
@@ -244,12 +270,11 @@ API ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 
 API ssize_t write(int fd, const void *buf, size_t len)
 {
-	struct iovec iov = { (void *)buf, len };
 	struct psock_conn *c = ours(fd);
 
 	if (!c)
 		return syscall(SYS_write, fd, buf, len);
-	return send_iov(fd, c, &iov, 1, 0);
+	return send_buf(fd, c, buf, len, 0);
 }
 
 API ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -263,12 +288,11 @@ API ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 
 API ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	struct iovec iov = { (void *)buf, len };
 	struct psock_conn *c = ours(fd);
 
 	if (!c)
 		return sys_send(fd, buf, len, flags);
-	return send_iov(fd, c, &iov, 1, flags);
+	return send_buf(fd, c, buf, len, flags);
 }
 
 /* A datagram to an address: the socket may become ours on the way. */
@@ -293,7 +317,7 @@ API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
 	if (c->dgram)
 		return send_to(fd, c, &iov, 1, flags, to, tolen);
-	return send_iov(fd, c, &iov, 1, flags);
+	return send_buf(fd, c, buf, len, flags);
 }
 
 API ssize_t sendmsg(int fd, const struct msghdr *m, int flags)

@@ -360,34 +360,19 @@ void psock_forked_child(void)
 
 /* ---- messages over ports ---- */
 
-int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
-		    const struct iovec *iov, int iovcnt, size_t len)
+/* Nowhere to put the message in msgbuf yet: the peer's pool is full.
+ * Wait while its process holds its end of the connection. */
+static __attribute__((noinline)) int msg_send_slow(struct psock_conn *c,
+						   size_t len)
 {
-	struct psock_msg m = {
-		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
-		.sconn = c->id, .snonce = c->nonce, .count = count,
-	};
-	/* one size the compiler knows per branch: moves, not a call */
-	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
 	int64_t ended = 0;
 
-	memcpy(msgbuf, &m, type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m));
-	for (int i = 0; i < iovcnt && len; i++) {
-		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
-
-		memcpy(msgbuf + off, iov[i].iov_base, n);
-		off += n;
-		len -= n;
-	}
-	STAT(ST_MSG_OUT);
-	while (ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf,
-				  off, c->dgram ? 0 : PSOCK_SEND_LOOK_MS)) {
+	do {
 		struct pollfd k = { .fd = c->kfd, .events = POLLRDHUP };
 
 		STAT(ST_SEND_SLOW);
 		if (c->dgram)
 			return -1;	/* a datagram without room is lost */
-		/* no room there: wait while the peer's process holds its end */
 		if (errno == ETIMEDOUT && sys_poll(&k, 1, 0) >= 0 &&
 		    !(k.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
 			continue;
@@ -400,8 +385,56 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		    "the peer is gone" : strerror(errno));
 		c->reset = true;
 		return -1;
-	}
+	} while (ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf,
+				    len, PSOCK_SEND_LOOK_MS));
 	return 0;
+}
+
+/* The len bytes in msgbuf to c's peer. */
+static inline __attribute__((always_inline)) int
+msg_out(struct psock_conn *c, size_t len)
+{
+	STAT(ST_MSG_OUT);
+	if (!ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf, len,
+				c->dgram ? 0 : PSOCK_SEND_LOOK_MS))
+		return 0;
+	return msg_send_slow(c, len);
+}
+
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		    const struct iovec *iov, int iovcnt, size_t len)
+{
+	struct psock_msg m = {
+		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
+		.sconn = c->id, .snonce = c->nonce, .count = count,
+	};
+	/* one size the compiler knows per branch: moves, not a call */
+	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
+
+	memcpy(msgbuf, &m, type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m));
+	for (int i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(msgbuf + off, iov[i].iov_base, n);
+		off += n;
+		len -= n;
+	}
+	return msg_out(c, off);
+}
+
+int psock_data_send(struct psock_conn *c, const void *buf, size_t len)
+{
+	/* struct psock_msg up to sconn, as one little-endian word */
+	uint64_t h = PSOCK_DATA | (uint64_t)(uint16_t)c->peer_conn << 16 |
+		     (uint64_t)c->peer_nonce << 32;
+
+	_Static_assert(PSOCK_DATA_HDR == 8 &&
+		       offsetof(struct psock_msg, dconn) == 2 &&
+		       offsetof(struct psock_msg, dnonce) == 4,
+		       "the DATA header is one word");
+	memcpy(msgbuf, &h, sizeof(h));
+	psock_copy(msgbuf + PSOCK_DATA_HDR, buf, len);
+	return msg_out(c, PSOCK_DATA_HDR + len);
 }
 
 /* Our direction moves to ports: the peer reads tx_kernel bytes first. */
@@ -514,7 +547,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		/* in order: only while nothing of c's waits in chunks */
 		if (d && c == d->c && len && len <= d->room && !c->rx_bytes &&
 		    !c->fin_got) {
-			memcpy(d->buf, buf, len);
+			psock_copy(d->buf, buf, len);
 			d->got = len;
 			c->rx_got += len;
 			return;

@@ -26,11 +26,11 @@
 
 #include "psock.h"
 
-#define LOCK_WAITERS	0x80000000u	/* someone sleeps on the word */
+uint32_t psock_lock_word;	/* 0 free, else the owner's tid (| WAITERS) */
 
-static uint32_t lock_word;	/* 0 free, else the owner's tid (| WAITERS) */
-
-static __thread uint32_t tid __attribute__((tls_model("initial-exec")));
+__thread uint32_t psock_tid __attribute__((tls_model("initial-exec")));
+/* any_deferred || n_reset_kept: psock_unlock() has work */
+__thread bool psock_unlock_due __attribute__((tls_model("initial-exec")));
 /* signals whose handlers wait for psock_unlock(), blocked and pending */
 static __thread sigset_t deferred __attribute__((tls_model("initial-exec")));
 static __thread bool any_deferred __attribute__((tls_model("initial-exec")));
@@ -52,9 +52,9 @@ static __thread int n_reset_kept __attribute__((tls_model("initial-exec")));
 
 static uint32_t self(void)
 {
-	if (!tid)
-		tid = (uint32_t)syscall(SYS_gettid);
-	return tid;
+	if (!psock_tid)
+		psock_tid = (uint32_t)syscall(SYS_gettid);
+	return psock_tid;
 }
 
 static void futex(uint32_t *word, int op, uint32_t val)
@@ -62,31 +62,31 @@ static void futex(uint32_t *word, int op, uint32_t val)
 	syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
-void psock_lock(void)
+void psock_lock_slow(void)
 {
 	uint32_t me = self(), v = 0;
 
-	if (__atomic_compare_exchange_n(&lock_word, &v, me, false,
+	if (__atomic_compare_exchange_n(&psock_lock_word, &v, me, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	for (;;) {
-		v = __atomic_load_n(&lock_word, __ATOMIC_RELAXED);
+		v = __atomic_load_n(&psock_lock_word, __ATOMIC_RELAXED);
 		if (!v) {
 			/* others may sleep still: the unlock wakes one */
-			if (__atomic_compare_exchange_n(&lock_word, &v,
-							me | LOCK_WAITERS,
+			if (__atomic_compare_exchange_n(&psock_lock_word, &v,
+							me | PSOCK_LOCK_WAITERS,
 							false, __ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED))
 				return;
 			continue;
 		}
-		if (!(v & LOCK_WAITERS) &&
-		    !__atomic_compare_exchange_n(&lock_word, &v,
-						 v | LOCK_WAITERS, false,
+		if (!(v & PSOCK_LOCK_WAITERS) &&
+		    !__atomic_compare_exchange_n(&psock_lock_word, &v,
+						 v | PSOCK_LOCK_WAITERS, false,
 						 __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			continue;
-		futex(&lock_word, FUTEX_WAIT, v | LOCK_WAITERS);
+		futex(&psock_lock_word, FUTEX_WAIT, v | PSOCK_LOCK_WAITERS);
 	}
 }
 
@@ -117,13 +117,13 @@ static void run_deferred(void)
 	pthread_sigmask(SIG_UNBLOCK, &run, NULL);
 }
 
-void psock_unlock(void)
+void psock_unlock_slow(uint32_t was)
 {
-	if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) &
-	    LOCK_WAITERS)
-		futex(&lock_word, FUTEX_WAKE, 1);
+	if (was & PSOCK_LOCK_WAITERS)
+		futex(&psock_lock_word, FUTEX_WAKE, 1);
 	/* what comes from here on runs at once: the lock is not ours */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	psock_unlock_due = false;
 	if (n_reset_kept)
 		run_reset_kept();
 	if (any_deferred)
@@ -132,7 +132,7 @@ void psock_unlock(void)
 
 void psock_lock_forked(void)
 {
-	tid = 0;		/* the child's own */
+	psock_tid = 0;		/* the child's own */
 	n_reset_kept = 0;	/* the parent's signals, not the child's */
 }
 
@@ -149,11 +149,12 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 {
 	ucontext_t *ctx = uc;
 	sigset_t one, was;
+	uint32_t owner;
 
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (no_defer || !ctx || synchronous(sig) ||
-	    (__atomic_load_n(&lock_word, __ATOMIC_RELAXED) & ~LOCK_WAITERS) !=
-	    self())
+	owner = __atomic_load_n(&psock_lock_word, __ATOMIC_RELAXED) &
+		~PSOCK_LOCK_WAITERS;
+	if (no_defer || !ctx || synchronous(sig) || owner != self())
 		return false;
 	if (act->sa_flags & SA_RESETHAND) {
 		if (n_reset_kept == RESET_KEPT)
@@ -163,6 +164,7 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 		reset_kept[n_reset_kept].act = *act;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		n_reset_kept++;
+		psock_unlock_due = true;
 		return true;
 	}
 	sigemptyset(&one);
@@ -179,6 +181,7 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 	sigaddset(&ctx->uc_sigmask, sig);
 	sigaddset(&deferred, sig);
 	any_deferred = true;
+	psock_unlock_due = true;
 	return true;
 }
 

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -153,6 +154,24 @@ enum {
 extern unsigned long psock_stats[ST_N];
 #define STAT(i)	__atomic_fetch_add(&psock_stats[i], 1, __ATOMIC_RELAXED)
 
+/* memcpy() without a call for the few bytes of a small message: a call
+ * costs more than the copy. */
+static inline void psock_copy(void *dst, const void *src, size_t n)
+{
+	char *d = dst;
+	const char *s = src;
+	uint64_t a, b;
+
+	if (n < 8 || n > 16) {
+		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(&a, s, 8);	/* two words that may overlap */
+	memcpy(&b, s + n - 8, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + n - 8, &b, 8);
+}
+
 /* ---- table.c; with psock_lock() held (psock_get() also without) ---- */
 /* A new connection at the first free id (random nonce), or NULL. */
 struct psock_conn *psock_conn_new(int role);
@@ -164,8 +183,21 @@ uint32_t psock_conn_limit(void);
 struct psock_conn *psock_conn_at(uint32_t id);
 /* fd names c (NULL: nothing) from now on. */
 bool psock_fd_set(int fd, struct psock_conn *c);
-/* Our connection behind fd, or NULL (a kernel-only file). */
-struct psock_conn *psock_get(int fd);
+/* Our connection behind fd, or NULL (a kernel-only file).  Inline: every
+ * call of the program's on a descriptor asks. */
+extern struct psock_conn **psock_fdmap;
+extern int psock_nfdmap;
+static inline struct psock_conn *psock_get(int fd)
+{
+	/* the size first: a table at least that large is published */
+	int n = __atomic_load_n(&psock_nfdmap, __ATOMIC_ACQUIRE);
+	struct psock_conn **t = __atomic_load_n(&psock_fdmap,
+						 __ATOMIC_ACQUIRE);
+
+	if (fd < 0 || fd >= n || !t)
+		return NULL;
+	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
+}
 /* Descriptors run below psock_fd_limit(); one that names c, or -1. */
 int psock_fd_limit(void);
 int psock_fd_of(const struct psock_conn *c);
@@ -202,6 +234,8 @@ void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
 int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		   const struct iovec *iov, int iovcnt, size_t len);
+/* The same for DATA from one buffer (len <= PSOCK_DATA_MAX). */
+int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
 /* A client that has not seen its server's first bytes looks for them. */
 void psock_decide(int fd, struct psock_conn *c);
 /* The program closes fd (or dup2 replaces it). */
@@ -252,9 +286,36 @@ void psock_wait_end(const struct psock_wait_sig *w);
 
 /* ---- lock.c: the library's lock ---- */
 /* Not recursive.  A handler of the program's that comes while its thread
- * holds it runs at psock_unlock(). */
-void psock_lock(void);
-void psock_unlock(void);
+ * holds it runs at psock_unlock().  Inline, the way without contention
+ * and without handlers put off; lock.c has the rest. */
+#define PSOCK_LOCK_WAITERS	0x80000000u	/* someone sleeps on the word */
+extern uint32_t psock_lock_word;	/* 0 free, else owner's tid | WAITERS */
+extern __thread uint32_t psock_tid __attribute__((tls_model("initial-exec")));
+extern __thread bool psock_unlock_due
+	__attribute__((tls_model("initial-exec")));
+void psock_lock_slow(void);
+void psock_unlock_slow(uint32_t was);
+
+static inline void psock_lock(void)
+{
+	uint32_t v = 0;
+
+	if (!psock_tid ||
+	    !__atomic_compare_exchange_n(&psock_lock_word, &v, psock_tid,
+					 false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		psock_lock_slow();
+}
+
+static inline void psock_unlock(void)
+{
+	uint32_t was = __atomic_exchange_n(&psock_lock_word, 0,
+					   __ATOMIC_RELEASE);
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if ((was & PSOCK_LOCK_WAITERS) || psock_unlock_due)
+		psock_unlock_slow(was);
+}
 /* In a fork child, first. */
 void psock_lock_forked(void);
 /* From signal.c's handler, with the program's action: true if the signal
@@ -331,6 +392,11 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
+/* The same for one buffer (read, recv, write, send): shorter ways. */
+ssize_t psock_recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
+		       int flags);
+ssize_t psock_send_buf(int fd, struct psock_conn *c, const void *buf,
+		       size_t len, int flags);
 int psock_shutdown(int fd, struct psock_conn *c, int how);
 /* ioctl(FIONREAD) of a stream: the bytes it holds unread, -1 if the
  * kernel answers (before the peer's switch, or not ours after all). */

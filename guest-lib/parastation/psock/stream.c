@@ -99,7 +99,7 @@ static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
 }
 
 /* The program took n bytes: the peer hears of it each quarter window. */
-static void rx_consumed(struct psock_conn *c, size_t n)
+static inline void rx_consumed(struct psock_conn *c, size_t n)
 {
 	c->rx_used += n;
 	if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 && c->peer_known &&
@@ -201,7 +201,8 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
  * in this state, in fewer steps, and the message straight into the
  * reader's buffer.  A wake is on the way of every message.
  */
-static bool rx_steady(const struct psock_conn *c)
+static inline __attribute__((always_inline)) bool
+rx_steady(const struct psock_conn *c)
 {
 	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
 	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
@@ -241,20 +242,15 @@ static ssize_t recv_steady(int fd, struct psock_conn *c, void *buf,
 	}
 }
 
-ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
-		   int iovcnt, int flags)
+/* psock_recv() in every state; *deadline: of SO_RCVTIMEO (psock_sleep()) */
+static __attribute__((noinline)) ssize_t
+recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
+	  size_t want, int flags, int64_t *deadline)
 {
-	size_t want = iov_total(iov, iovcnt), done = 0;
+	size_t done = 0;
 	bool peek = flags & MSG_PEEK, looked = false;
-	int64_t deadline = 0;	/* of SO_RCVTIMEO (psock_sleep()) */
 	ssize_t n;
 
-	if (iovcnt == 1 && want && !(flags & ~MSG_DONTWAIT)) {
-		n = recv_steady(fd, c, iov[0].iov_base, want, flags,
-				&deadline);
-		if (n != NOT_STEADY)
-			return n;
-	}
 	for (;;) {
 		if (!looked)	/* a wake took in just now (look()) */
 			psock_pump_for(c);
@@ -310,8 +306,8 @@ wait:
 		STAT(ST_RECV_WAIT);
 		/* psock_nonblocking() has asked for the timeout */
 		looked = !rx_waits_on_port(c);
-		n = looked ? psock_sleep(fd, c, POLLIN, &deadline) :
-			     psock_sleep_ports(fd, c, &deadline);
+		n = looked ? psock_sleep(fd, c, POLLIN, deadline) :
+			     psock_sleep_ports(fd, c, deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
 	}
@@ -329,6 +325,33 @@ wait:
 		psock_lock();
 		return n;
 	}
+}
+
+ssize_t psock_recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
+		       int flags)
+{
+	struct iovec iov = { buf, len };
+	int64_t deadline = 0;
+	ssize_t n;
+
+	if (len && !(flags & ~MSG_DONTWAIT)) {
+		n = recv_steady(fd, c, buf, len, flags, &deadline);
+		if (n != NOT_STEADY)
+			return n;
+	}
+	return recv_loop(fd, c, &iov, 1, len, flags, &deadline);
+}
+
+ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	int64_t deadline = 0;
+
+	if (iovcnt == 1)
+		return psock_recv_buf(fd, c, iov[0].iov_base, iov[0].iov_len,
+				      flags);
+	return recv_loop(fd, c, iov, iovcnt, iov_total(iov, iovcnt), flags,
+			 &deadline);
 }
 
 int psock_unread(int fd, struct psock_conn *c)
@@ -359,7 +382,7 @@ static ssize_t epipe(int flags)
 /*
  * The steady state of the sending side: on ports, no end and no reset
  * known.  A write that fits the window and one message then takes a
- * short way (send_steady()): the message first, then a look at what came
+ * short way (tx_fits()): the message first, then a look at what came
  * in (a reset, a window), off the message's way.  A reset that came just
  * before shows at the next call, as a kernel RST that crosses a write.
  */
@@ -369,33 +392,32 @@ static bool tx_steady(const struct psock_conn *c)
 	       !c->kernel_only && !c->hello_due;
 }
 
-static ssize_t send_steady(struct psock_conn *c, const struct iovec *iov,
-			   int iovcnt, size_t want, int flags)
+/* A write of want bytes that takes the short way. */
+static inline bool tx_fits(const struct psock_conn *c, size_t want)
 {
-	if (!tx_steady(c) || want > PSOCK_DATA_MAX ||
-	    c->tx_sent - c->tx_acked > PSOCK_WINDOW - want)
-		return NOT_STEADY;
-	if (psock_msg_send(c, PSOCK_DATA, 0, iov, iovcnt, want))
-		return epipe(flags);
+	return tx_steady(c) && want && want <= PSOCK_DATA_MAX &&
+	       c->tx_sent - c->tx_acked <= PSOCK_WINDOW - want;
+}
+
+/* Its message went: then a look at what came. */
+static ssize_t sent_steady(struct psock_conn *c, size_t want)
+{
 	c->tx_sent += want;
 	psock_pump_arrived();
 	return want;
 }
 
-ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
-		   int iovcnt, int flags)
+/* psock_send() in every state */
+static __attribute__((noinline)) ssize_t
+send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
+	  size_t want, int flags)
 {
-	size_t want = iov_total(iov, iovcnt), done = 0;
+	size_t done = 0;
 	struct iovec part[UIO_MAXIOV];
 	bool looked = false;
 	int64_t deadline = 0;	/* of SO_SNDTIMEO (psock_sleep()) */
 	ssize_t n;
 
-	if (want) {
-		n = send_steady(c, iov, iovcnt, want, flags);
-		if (n != NOT_STEADY)
-			return n;
-	}
 	for (;;) {
 		if (!looked)	/* a wake took in just now (look()) */
 			psock_pump();
@@ -462,6 +484,30 @@ wait:
 			return n == -1 && done ? (ssize_t)done : -1;
 		looked = true;
 	}
+}
+
+ssize_t psock_send_buf(int fd, struct psock_conn *c, const void *buf,
+		       size_t len, int flags)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	if (!tx_fits(c, len))
+		return send_loop(fd, c, &iov, 1, len, flags);
+	if (psock_data_send(c, buf, len))
+		return epipe(flags);
+	return sent_steady(c, len);
+}
+
+ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
+		   int iovcnt, int flags)
+{
+	size_t want = iov_total(iov, iovcnt);
+
+	if (!tx_fits(c, want))
+		return send_loop(fd, c, iov, iovcnt, want, flags);
+	if (psock_msg_send(c, PSOCK_DATA, 0, iov, iovcnt, want))
+		return epipe(flags);
+	return sent_steady(c, want);
 }
 
 int psock_shutdown(int fd, struct psock_conn *c, int how)

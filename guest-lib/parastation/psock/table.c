@@ -15,8 +15,8 @@
 
 static struct psock_conn **conns;	/* by id */
 static uint32_t nconns;
-static struct psock_conn **fdmap;	/* by descriptor */
-static int nfdmap;
+struct psock_conn **psock_fdmap;	/* by descriptor (psock_get()) */
+int psock_nfdmap;
 
 uint32_t psock_conn_limit(void)
 {
@@ -30,13 +30,13 @@ struct psock_conn *psock_conn_at(uint32_t id)
 
 int psock_fd_limit(void)
 {
-	return nfdmap;
+	return psock_nfdmap;
 }
 
 int psock_fd_of(const struct psock_conn *c)
 {
-	for (int i = 0; i < nfdmap; i++)
-		if (fdmap[i] == c)
+	for (int i = 0; i < psock_nfdmap; i++)
+		if (psock_fdmap[i] == c)
 			return i;
 	return -1;
 }
@@ -106,34 +106,23 @@ bool psock_fd_set(int fd, struct psock_conn *c)
 {
 	if (fd < 0)
 		return false;
-	if (fd >= nfdmap) {
+	if (fd >= psock_nfdmap) {
 		int n = fd < 64 ? 128 : fd * 2;
 		struct psock_conn **t = calloc(n, sizeof(*t));
 
 		if (!t)
 			return false;
-		if (nfdmap)
-			memcpy(t, fdmap, nfdmap * sizeof(*t));
+		if (psock_nfdmap)
+			memcpy(t, psock_fdmap, psock_nfdmap * sizeof(*t));
 		/* the old table stays: a thread may still read it without
 		 * the lock (at most as much again as the last one) */
-		__atomic_store_n(&fdmap, t, __ATOMIC_RELEASE);
-		__atomic_store_n(&nfdmap, n, __ATOMIC_RELEASE);
+		__atomic_store_n(&psock_fdmap, t, __ATOMIC_RELEASE);
+		__atomic_store_n(&psock_nfdmap, n, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&fdmap[fd], c, __ATOMIC_RELEASE);
+	__atomic_store_n(&psock_fdmap[fd], c, __ATOMIC_RELEASE);
 	if (c && !c->refs++)
 		c->kfd = fd;
 	return true;
-}
-
-struct psock_conn *psock_get(int fd)
-{
-	/* the size first: a table at least that large is published */
-	int n = __atomic_load_n(&nfdmap, __ATOMIC_ACQUIRE);
-	struct psock_conn **t = __atomic_load_n(&fdmap, __ATOMIC_ACQUIRE);
-
-	if (fd < 0 || fd >= n || !t)
-		return NULL;
-	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }
 
 /* The UDP socket of ours bound to port udp_port, or NULL. */

@@ -484,7 +484,8 @@ static bool intr_ends(const struct psock_intr *m, int timeout_ms)
 	return was == PSOCK_INTR || (was && timeout_ms >= 0);
 }
 
-int psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
+__attribute__((always_inline)) inline int
+psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
 	uint32_t nonce = c->nonce;
 	static __thread unsigned int waits;
