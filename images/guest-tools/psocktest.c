@@ -12,7 +12,8 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * nodedeath (the default: all but death, idle and nodedeath).  "fork": the server forks a child to serve what it accepts
+ * nodedeath sigstorm (the default: all but death, idle and nodedeath).
+ * "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
  * ("psocktest exec-child FD") in the middle of a connection.  "daemon": a
@@ -23,8 +24,10 @@
  * in a read while another writes on the same socket.  "nodedeath": the
  * server writes 100 bytes and waits for ever; the client reads them, says
  * so, and waits for the end (tests/cluster/psock.sh restarts the server's
- * node meanwhile).  A case starts with one byte,
- * its number, which the client writes before it reads anything.
+ * node meanwhile).  "sigstorm": a thread signals the main one, one
+ * signal at a time, while it echoes small writes.  A case starts with
+ * one byte, its number, which the client writes before it reads
+ * anything.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,11 +53,13 @@
 #include <unistd.h>
 
 #include "common/check.h"
+#include "common/clock.h"
 
 static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
 	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
+	"sigstorm",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -264,6 +269,7 @@ static void serve(int fd, unsigned int c)
 	case 19:
 	case 20:	/* signal */
 	case 21:	/* threads */
+	case 23:	/* sigstorm */
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
 		break;
@@ -1280,6 +1286,85 @@ static void case_nodedeath(int fd)
 	      err_name(n < 0 ? errno : 0));
 }
 
+/*
+ * sigstorm: a thread sends the main one signal after signal, each once
+ * the last one's handler has run, while the main one echoes small writes
+ * as fast as it can.  Signals that come while the library holds its lock
+ * run when it gives the lock up (psock/lock.c): none may be lost, and no
+ * call may see a change half made.
+ */
+#define STORM_SIGNALS	1000
+
+static volatile sig_atomic_t storm_handled;
+
+static void on_storm(int sig)
+{
+	(void)sig;
+	storm_handled++;
+}
+
+struct storm {
+	pthread_t target;
+	int sent;
+	bool lost, done;
+};
+
+static void *storm_main(void *arg)
+{
+	struct storm *st = arg;
+
+	for (int i = 0; i < STORM_SIGNALS; i++) {
+		int was = storm_handled;
+		double end = now_s() + 5;
+
+		pthread_kill(st->target, SIGUSR1);
+		st->sent++;
+		while (storm_handled == was && now_s() < end)
+			usleep(100);
+		if (storm_handled == was) {
+			st->lost = true;
+			break;
+		}
+	}
+	__atomic_store_n(&st->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void case_sigstorm(int fd)
+{
+	static struct storm st;
+	struct sigaction a = { .sa_handler = on_storm, .sa_flags = SA_RESTART };
+	uint8_t out[64], in[64];
+	int bad = 0, rounds = 0, r;
+	pthread_t t;
+
+	sigemptyset(&a.sa_mask);
+	sigaction(SIGUSR1, &a, NULL);
+	storm_handled = 0;
+	st = (struct storm){ .target = pthread_self() };
+	r = pthread_create(&t, NULL, storm_main, &st);
+	CHECK(!r, "sigstorm: a signalling thread: %s", strerror(r));
+	if (r)
+		return;
+	while (!__atomic_load_n(&st.done, __ATOMIC_ACQUIRE)) {
+		size_t k = 1 + rounds % sizeof(out);
+
+		fill(out, k, rounds, 23);
+		if (write_all(fd, out, k) || read_all(fd, in, k) != 1 ||
+		    memcmp(in, out, k))
+			bad++;
+		rounds++;
+		if (bad)
+			break;
+	}
+	pthread_join(t, NULL);
+	signal(SIGUSR1, SIG_DFL);
+	CHECK(!st.lost && st.sent == STORM_SIGNALS &&
+	      storm_handled == STORM_SIGNALS && !bad && rounds > 0,
+	      "sigstorm: %d signals sent during echoes, %d handled%s, %d echoes wrong",
+	      st.sent, (int)storm_handled, st.lost ? " (one lost)" : "", bad);
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1335,6 +1420,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 20: case_signal(fd); break;
 		case 21: case_threads(fd); break;
 		case 22: case_nodedeath(fd); break;
+		case 23: case_sigstorm(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

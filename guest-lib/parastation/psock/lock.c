@@ -165,6 +165,7 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		n_reset_kept++;
 		psock_unlock_due = true;
+		STAT(ST_SIG_DEFERRED);
 		return true;
 	}
 	sigemptyset(&one);
@@ -182,6 +183,7 @@ bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 	sigaddset(&deferred, sig);
 	any_deferred = true;
 	psock_unlock_due = true;
+	STAT(ST_SIG_DEFERRED);
 	return true;
 }
 

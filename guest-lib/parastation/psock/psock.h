@@ -149,6 +149,7 @@ enum {
 	ST_MSG_OUT,		/* messages sent */
 	ST_SEND_SLOW,		/* sends that waited for room */
 	ST_RECV_WAIT,		/* blocking reads that waited */
+	ST_SIG_DEFERRED,	/* signals put off till psock_unlock() */
 	ST_N
 };
 extern unsigned long psock_stats[ST_N];
