@@ -98,7 +98,7 @@ __attribute__((constructor)) static void psock_init(void)
 /* ---- data ---- */
 
 /* Ours (and not given back to the kernel): under the lock from here. */
-static inline __attribute__((always_inline)) struct psock_conn *ours(int fd)
+static __always_inline struct psock_conn *ours(int fd)
 {
 	struct psock_conn *c = psock_get(fd);
 
@@ -569,7 +569,7 @@ static bool alive_opt(int fd, bool set, int level, int name, void *val,
 		*ret = set ? syscall(SYS_setsockopt, fd, level, name, val,
 				     *len) :
 			     syscall(SYS_getsockopt, fd, level, name, val, len);
-	unlocked(0);
+	unlocked(*ret);
 	return true;
 }
 

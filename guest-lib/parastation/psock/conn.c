@@ -360,10 +360,10 @@ void psock_forked_child(void)
 
 /* ---- messages over ports ---- */
 
-/* Nowhere to put the message in msgbuf yet: the peer's pool is full.
- * Wait while its process holds its end of the connection. */
-static __attribute__((noinline)) int msg_send_slow(struct psock_conn *c,
-						   size_t len)
+/* The message in msgbuf found no room at the peer's node: wait while
+ * the peer's process holds its end of the connection. */
+static __attribute_noinline__ int msg_send_slow(struct psock_conn *c,
+						size_t len)
 {
 	int64_t ended = 0;
 
@@ -391,8 +391,7 @@ static __attribute__((noinline)) int msg_send_slow(struct psock_conn *c,
 }
 
 /* The len bytes in msgbuf to c's peer. */
-static inline __attribute__((always_inline)) int
-msg_out(struct psock_conn *c, size_t len)
+static __always_inline int msg_out(struct psock_conn *c, size_t len)
 {
 	STAT(ST_MSG_OUT);
 	if (!ps_port_send_timed(port, c->peer_node, c->peer_port, msgbuf, len,
@@ -422,16 +421,18 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 	return msg_out(c, off);
 }
 
+/* psock_data_send() writes struct psock_msg up to sconn as one word */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+	       PSOCK_DATA_HDR == 8 && offsetof(struct psock_msg, type) == 0 &&
+	       offsetof(struct psock_msg, dconn) == 2 &&
+	       offsetof(struct psock_msg, dnonce) == 4,
+	       "the DATA header is one little-endian word");
+
 int psock_data_send(struct psock_conn *c, const void *buf, size_t len)
 {
-	/* struct psock_msg up to sconn, as one little-endian word */
 	uint64_t h = PSOCK_DATA | (uint64_t)(uint16_t)c->peer_conn << 16 |
 		     (uint64_t)c->peer_nonce << 32;
 
-	_Static_assert(PSOCK_DATA_HDR == 8 &&
-		       offsetof(struct psock_msg, dconn) == 2 &&
-		       offsetof(struct psock_msg, dnonce) == 4,
-		       "the DATA header is one word");
 	memcpy(msgbuf, &h, sizeof(h));
 	psock_copy(msgbuf + PSOCK_DATA_HDR, buf, len);
 	return msg_out(c, PSOCK_DATA_HDR + len);

@@ -62,9 +62,12 @@ static void futex(uint32_t *word, int op, uint32_t val)
 	syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
+/* errno kept: a futex wait fails with EAGAIN or EINTR, and the caller
+ * may be about to return the errno of its own call */
 void psock_lock_slow(void)
 {
 	uint32_t me = self(), v = 0;
+	int err = errno;
 
 	if (__atomic_compare_exchange_n(&psock_lock_word, &v, me, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -76,8 +79,10 @@ void psock_lock_slow(void)
 			if (__atomic_compare_exchange_n(&psock_lock_word, &v,
 							me | PSOCK_LOCK_WAITERS,
 							false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED))
+							__ATOMIC_RELAXED)) {
+				errno = err;
 				return;
+			}
 			continue;
 		}
 		if (!(v & PSOCK_LOCK_WAITERS) &&
@@ -132,7 +137,13 @@ void psock_unlock_slow(uint32_t was)
 
 void psock_lock_forked(void)
 {
-	psock_tid = 0;		/* the child's own */
+	uint32_t me = (uint32_t)syscall(SYS_gettid);
+
+	/* The parent's thread held the lock at the fork.  It is the child's
+	 * now (its own id), so that a handler that comes before the unlock
+	 * is put off, not run half way through psock_forked_child(). */
+	psock_tid = me;
+	__atomic_store_n(&psock_lock_word, me, __ATOMIC_RELAXED);
 	n_reset_kept = 0;	/* the parent's signals, not the child's */
 }
 

@@ -197,12 +197,11 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
  * The steady state of a connection's reading side: the peer's data comes
  * over ports, nothing of the kernel stream is due, and no end, reset or
  * word from the kernel socket has come.  A read into one buffer then
- * takes a short way (recv_steady()): what the loop of psock_recv() does
+ * takes a short way (recv_steady()): what recv_loop() does
  * in this state, in fewer steps, and the message straight into the
  * reader's buffer.  A wake is on the way of every message.
  */
-static inline __attribute__((always_inline)) bool
-rx_steady(const struct psock_conn *c)
+static __always_inline bool rx_steady(const struct psock_conn *c)
 {
 	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
 	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
@@ -243,7 +242,7 @@ static ssize_t recv_steady(int fd, struct psock_conn *c, void *buf,
 }
 
 /* psock_recv() in every state; *deadline: of SO_RCVTIMEO (psock_sleep()) */
-static __attribute__((noinline)) ssize_t
+static __attribute_noinline__ ssize_t
 recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 	  size_t want, int flags, int64_t *deadline)
 {
@@ -381,8 +380,8 @@ static ssize_t epipe(int flags)
 
 /*
  * The steady state of the sending side: on ports, no end and no reset
- * known.  A write that fits the window and one message then takes a
- * short way (tx_fits()): the message first, then a look at what came
+ * known.  A write that fits the window and one message (tx_fits()) then
+ * takes a short way: the message first, then a look at what came
  * in (a reset, a window), off the message's way.  A reset that came just
  * before shows at the next call, as a kernel RST that crosses a write.
  */
@@ -408,7 +407,7 @@ static ssize_t sent_steady(struct psock_conn *c, size_t want)
 }
 
 /* psock_send() in every state */
-static __attribute__((noinline)) ssize_t
+static __attribute_noinline__ ssize_t
 send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 	  size_t want, int flags)
 {

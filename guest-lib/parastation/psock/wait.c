@@ -484,7 +484,9 @@ static bool intr_ends(const struct psock_intr *m, int timeout_ms)
 	return was == PSOCK_INTR || (was && timeout_ms >= 0);
 }
 
-__attribute__((always_inline)) inline int
+/* inline in stream.c's steady read, with link-time optimisation
+ * (mk/ps-lib.mk): a wake is on the way of every message */
+__always_inline int
 psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
 	uint32_t nonce = c->nonce;
