@@ -400,6 +400,21 @@ static __always_inline int msg_out(struct psock_conn *c, size_t len)
 	return msg_send_slow(c, len);
 }
 
+/* DATA's header, struct psock_msg up to sconn, written as one word */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+	       PSOCK_DATA_HDR == 8 && offsetof(struct psock_msg, type) == 0 &&
+	       offsetof(struct psock_msg, dconn) == 2 &&
+	       offsetof(struct psock_msg, dnonce) == 4,
+	       "the DATA header is one little-endian word");
+
+static void put_data_hdr(const struct psock_conn *c)
+{
+	uint64_t h = PSOCK_DATA | (uint64_t)(uint16_t)c->peer_conn << 16 |
+		     (uint64_t)c->peer_nonce << 32;
+
+	memcpy(msgbuf, &h, sizeof(h));
+}
+
 int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		    const struct iovec *iov, int iovcnt, size_t len)
 {
@@ -407,10 +422,14 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
 		.sconn = c->id, .snonce = c->nonce, .count = count,
 	};
-	/* one size the compiler knows per branch: moves, not a call */
-	size_t off = type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m);
+	size_t off = sizeof(m);
 
-	memcpy(msgbuf, &m, type == PSOCK_DATA ? PSOCK_DATA_HDR : sizeof(m));
+	if (type == PSOCK_DATA) {
+		put_data_hdr(c);
+		off = PSOCK_DATA_HDR;
+	} else {
+		memcpy(msgbuf, &m, sizeof(m));
+	}
 	for (int i = 0; i < iovcnt && len; i++) {
 		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
 
@@ -421,19 +440,9 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 	return msg_out(c, off);
 }
 
-/* psock_data_send() writes struct psock_msg up to sconn as one word */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
-	       PSOCK_DATA_HDR == 8 && offsetof(struct psock_msg, type) == 0 &&
-	       offsetof(struct psock_msg, dconn) == 2 &&
-	       offsetof(struct psock_msg, dnonce) == 4,
-	       "the DATA header is one little-endian word");
-
 int psock_data_send(struct psock_conn *c, const void *buf, size_t len)
 {
-	uint64_t h = PSOCK_DATA | (uint64_t)(uint16_t)c->peer_conn << 16 |
-		     (uint64_t)c->peer_nonce << 32;
-
-	memcpy(msgbuf, &h, sizeof(h));
+	put_data_hdr(c);
 	psock_copy(msgbuf + PSOCK_DATA_HDR, buf, len);
 	return msg_out(c, PSOCK_DATA_HDR + len);
 }

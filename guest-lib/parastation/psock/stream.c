@@ -502,6 +502,9 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 {
 	size_t want = iov_total(iov, iovcnt);
 
+	if (iovcnt == 1)
+		return psock_send_buf(fd, c, iov[0].iov_base, iov[0].iov_len,
+				      flags);
 	if (!tx_fits(c, want))
 		return send_loop(fd, c, iov, iovcnt, want, flags);
 	if (psock_msg_send(c, PSOCK_DATA, 0, iov, iovcnt, want))
