@@ -497,9 +497,14 @@ static char *random_command(Fuzz *fz)
 
             return g_strdup_printf("capture start %s", path);
         }
-        return g_strdup_printf("capture start %s",
-                               chance(fz, 50) ? "/proc/self/mem"
-                                              : "fabricd.log");
+        if (chance(fz, 50)) {
+            return g_strdup("capture start /proc/self/mem");
+        } else {
+            /* exists: refused (a relative name is fabricd's cwd's) */
+            g_autofree char *log = path_in(fz->fx, "fabricd.log");
+
+            return g_strdup_printf("capture start %s", log);
+        }
     }
     return g_strdup(plain[rnd(fz, G_N_ELEMENTS(plain))]);
 }
