@@ -12,7 +12,8 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * nodedeath sigstorm (the default: all but death, idle and nodedeath).
+ * nodedeath sigstorm spin (the default: all but death, idle and
+ * nodedeath).
  * "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
@@ -25,7 +26,9 @@
  * server writes 100 bytes and waits for ever; the client reads them, says
  * so, and waits for the end (tests/cluster/psock.sh restarts the server's
  * node meanwhile).  "sigstorm": a thread signals the main one, one
- * signal at a time, while it echoes small writes.  A case starts with
+ * signal at a time, while it echoes small writes.  "spin": the client
+ * waits for each echo in poll() and epoll_wait() without a timeout, over
+ * and over, as Open MPI's progress loop does.  A case starts with
  * one byte, its number, which the client writes before it reads
  * anything.
  */
@@ -59,7 +62,7 @@ static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
 	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
-	"sigstorm",
+	"sigstorm", "spin",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -272,6 +275,12 @@ static void serve(int fd, unsigned int c)
 	case 23:	/* sigstorm */
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			write_all(fd, buf, n);
+		break;
+	case 24:	/* spin: echo each write after a pause */
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			msleep(2);
+			write_all(fd, buf, n);
+		}
 		break;
 	case 8:
 		serve_peer_names(fd);
@@ -1409,6 +1418,83 @@ static void case_sigstorm(int fd)
 	signal(SIGUSR1, SIG_IGN);
 }
 
+/*
+ * spin: the client waits for each echo by asking poll() (even rounds) or
+ * epoll_wait() (odd ones) without a timeout until the connection is
+ * readable, a pipe beside it; the server answers each after 2 ms.  The
+ * library stalls on the NIC in such a spin (psock/wait.c): every echo must
+ * still come whole, and a byte into the pipe from another thread must
+ * still be seen by the spinning calls.
+ */
+#define SPIN_ROUNDS	200
+
+static void *spin_pipe_write(void *arg)
+{
+	msleep(50);
+	if (write(*(int *)arg, "p", 1) != 1)
+		return arg;
+	return NULL;
+}
+
+/* Ask without waiting until fd or the pipe is readable: which (1, 2). */
+static int spin_for(int fd, int pipe_rd, int ep, bool use_epoll)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+				       { .fd = pipe_rd, .events = POLLIN } };
+		struct epoll_event got[2];
+		int r = use_epoll ? epoll_wait(ep, got, 2, 0) : poll(p, 2, 0);
+
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r <= 0)
+			continue;
+		if (use_epoll)
+			return got[0].data.u64 == 1 && r == 1 ? 1 : 2;
+		return (p[0].revents & POLLIN) && !p[1].revents ? 1 : 2;
+	}
+}
+
+static void case_spin(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
+	int ep = epoll_create1(EPOLL_CLOEXEC), pipefd[2], bad = 0, round;
+	uint8_t out[64], in[64];
+	pthread_t t;
+	char b;
+
+	if (ep < 0 || pipe(pipefd))
+		return;
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	ev.data.u64 = 2;
+	epoll_ctl(ep, EPOLL_CTL_ADD, pipefd[0], &ev);
+	for (round = 0; round < SPIN_ROUNDS && !bad; round++) {
+		size_t k = 1 + round % sizeof(out);
+
+		fill(out, k, round, 24);
+		bad = write_all(fd, out, k) ||
+		      spin_for(fd, pipefd[0], ep, round & 1) != 1 ||
+		      read_all(fd, in, k) != 1 || memcmp(in, out, k);
+	}
+	CHECK(!bad, "spin: %d echoes waited for in poll() and epoll_wait() without a timeout",
+	      round);
+	for (int use_epoll = 0; use_epoll < 2; use_epoll++) {
+		int r = pthread_create(&t, NULL, spin_pipe_write, &pipefd[1]);
+		void *failed = &r;
+
+		if (!r) {
+			r = spin_for(fd, pipefd[0], ep, use_epoll);
+			pthread_join(t, &failed);
+		}
+		CHECK(r == 2 && !failed && read(pipefd[0], &b, 1) == 1,
+		      "spin: a pipe written meanwhile wakes the spinning %s",
+		      use_epoll ? "epoll_wait()" : "poll()");
+	}
+	close(ep);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1465,6 +1551,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 21: case_threads(fd); break;
 		case 22: case_nodedeath(fd); break;
 		case 23: case_sigstorm(fd); break;
+		case 24: case_spin(fd); break;
 		}
 		if (fd >= 0)
 			close(fd);

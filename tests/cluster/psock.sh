@@ -5,16 +5,17 @@
 # Myrinet card; the two runs must print the same lines, and the library run
 # must really have moved its connections to ports (also across exec and in
 # a daemon's child); psocktest's signal storm alone must have met the
-# library's lock.  A program asleep on a connection beside a busy one is
-# not woken by the busy one's packets.  Then a node without its board's
-# driver: the library falls back to the kernel.  Last, a reader whose
-# peer's node restarts: the read ends (keepalives on the idle kernel
-# connection), it does not wait for ever.
+# library's lock, and its spin case alone must have stalled on the NIC
+# (but not beside tasks that want the CPU).  A program asleep on a
+# connection beside a busy one is not woken by the busy one's packets.
+# Then a node without its board's driver: the library falls back to the
+# kernel.  Last, a reader whose peer's node restarts: the read ends
+# (keepalives on the idle kernel connection), it does not wait for ever.
 # tests/cluster/psock.sh direct|libvirt
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test t-psock "${1:-direct}"
-plan 23
+plan 27
 boot_cluster "2 nodes on eth, ps1 and myrinet" -n 2 --fabric eth,ps1,myrinet
 
 # run_pair TAG PORT PREFIX: psocktest server on node1, the client on node0,
@@ -49,6 +50,16 @@ for hal in ps1 myri; do
 	check "$mode: $hal: signals put off by the library's lock ran (sigstorm)" \
 		vc exec -t 120 node0 -- "PS_SOCK_DEBUG=1 psrun --hal $hal psocktest client node1 $port sigstorm 2> /tmp/storm-$hal.dbg &&
 			grep -q 'signals put off [1-9]' /tmp/storm-$hal.dbg"
+	# spin alone: the spinning waits stalled on the NIC; not while every
+	# CPU of the node has another task to run
+	check "$mode: $hal: a program that spins in poll(0) stalls on the NIC (spin)" \
+		vc exec -t 120 node0 -- "PS_SOCK_DEBUG=1 psrun --hal $hal psocktest client node1 $port spin 2> /tmp/spin-$hal.dbg &&
+			grep -q 'stalls of a spinner [1-9]' /tmp/spin-$hal.dbg"
+	check "$mode: $hal: ... but not while the node's CPUs are busy (spin)" \
+		vc exec -t 180 node0 -- "pids=; for i in \$(seq \$(nproc)); do sh -c 'while :; do :; done' & pids=\"\$pids \$!\"; done
+			PS_SOCK_DEBUG=1 psrun --hal $hal psocktest client node1 $port spin 2> /tmp/spin-busy-$hal.dbg; rc=\$?; kill \$pids
+			[ \$rc = 0 ] && grep -q 'stats:' /tmp/spin-busy-$hal.dbg &&
+			! grep -q 'stalls of a spinner [1-9]' /tmp/spin-busy-$hal.dbg"
 	check "$mode: $hal: the server died, the client saw the end (death)" \
 		vc exec -t 60 node0 -- "psrun --hal $hal psocktest client node1 $port death"
 done

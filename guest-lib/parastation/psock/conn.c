@@ -949,14 +949,15 @@ __attribute__((destructor)) static void psock_exit(void)
 		  "doorbell alone %lu, kernel not asked %lu, spun %lu, in "
 		  "vain %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
-		  "read waits %lu, signals put off %lu", psock_stats[ST_POLL],
+		  "read waits %lu, signals put off %lu, stalls of a spinner "
+		  "%lu", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
 		  psock_stats[ST_POLL_SPIN], psock_stats[ST_POLL_SPUN],
 		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT],
-		  psock_stats[ST_SIG_DEFERRED]);
+		  psock_stats[ST_SIG_DEFERRED], psock_stats[ST_IDLE_STALL]);
 	psock_lock();
 	for (int fd = 0; fd < psock_fd_limit(); fd++)
 		if (psock_get(fd))

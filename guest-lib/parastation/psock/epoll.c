@@ -259,16 +259,17 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 		return -1;
 	}
 	STAT(ST_EPOLL);
-	for (bool stirred = false;;) {
+	for (bool stirred = false, stalled = false;;) {
 		struct psock_conn *c;
 		struct ep *x;
 		int got = 0, n, wait = timeout_ms;
-		bool soon = false;
+		bool soon = false, ours;
 
 		psock_lock();
 		x = ep_find(epfd);
 		if (x)
 			got = look(x, out, max, &soon);
+		ours = x && x->n;
 		psock_unlock();
 		/* then the kernel's files; our tags only wake us */
 		if (got == max)
@@ -337,6 +338,11 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 			return got;
 		if (stirred)
 			continue;
+		if (!timeout_ms && !stalled && !mask && ours &&
+		    psock_idle_stall()) {
+			stalled = true;
+			continue;	/* look again, once */
+		}
 		if (!timeout_ms)
 			return 0;
 		if (timeout_ms > 0 && psock_ms_now() >= deadline)
@@ -352,6 +358,8 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 
 	psock_wait_begin(&sig, mask);
 	ret = epoll_wait_loop(epfd, out, max, timeout_ms, mask, &sig.intr);
+	if (ret || timeout_ms)
+		psock_idle_reset();
 	psock_wait_end(&sig);
 	return ret;
 }

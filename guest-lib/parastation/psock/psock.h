@@ -150,6 +150,7 @@ enum {
 	ST_SEND_SLOW,		/* sends that waited for room */
 	ST_RECV_WAIT,		/* blocking reads that waited */
 	ST_SIG_DEFERRED,	/* signals put off till psock_unlock() */
+	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
 	ST_N
 };
 extern unsigned long psock_stats[ST_N];
@@ -343,6 +344,11 @@ bool psock_port_wait(int timeout_ms);
  * within so many looks (ps_port_arrived()). */
 bool psock_port_spins(void);
 bool psock_port_stirs(int looks);
+/* An empty poll(), select() or epoll_wait() without a timeout: if this
+ * thread spins in them, a short stall on the NIC; whether it stalled.
+ * psock_idle_reset() after a call that found something or could wait. */
+bool psock_idle_stall(void);
+void psock_idle_reset(void);
 /* The NIC's descriptor to wait on, -1 without one; and the port's
  * doorbell (messages from this node), -1 without one. */
 int psock_nic_fd(void);

@@ -145,6 +145,90 @@ static bool spin(int us, int64_t *t)
 }
 
 /*
+ * A thread that asks poll(), select() or epoll_wait() about ours without
+ * waiting, over and over, and finds nothing, spins (Open MPI's progress
+ * loop).  On the emulator its CPU takes the host's time from the fabric
+ * and the other node, which bring what it waits for.  So once IDLE_CALLS
+ * such calls came within IDLE_CALLS * IDLE_GAP_US, while the port may
+ * spin and no other task of the node waits for a CPU, each further empty
+ * one stalls on the NIC (IDLE_STALL_MS; a packet ends it at once) until a
+ * call finds something or waits.  A kernel fd's news waits one stall.
+ */
+#define IDLE_CALLS	32
+#define IDLE_GAP_US	20
+#define IDLE_STALL_MS	1
+#define IDLE_RECHECK	8	/* stalls between looks at the node's CPUs */
+
+static __thread int idle_calls, idle_stalls;
+static __thread int64_t idle_since_us;
+static __thread bool idle_spinning;
+
+/* Whether no task of the node waits for a CPU: /proc/loadavg's runnable
+ * tasks (this one among them) are at most the CPUs. */
+static bool cpus_idle(void)
+{
+	static long cpus;
+	char buf[128], *slash;
+	int fd = syscall(SYS_openat, AT_FDCWD, "/proc/loadavg",
+			 O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	sys_close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	slash = strchr(buf, '/');
+	if (!cpus)
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	while (slash && slash > buf && slash[-1] != ' ')
+		slash--;
+	return slash && cpus > 0 && atol(slash) <= cpus;
+}
+
+void psock_idle_reset(void)
+{
+	idle_calls = 0;
+	idle_spinning = false;
+}
+
+bool psock_idle_stall(void)
+{
+	if (!idle_spinning) {
+		if (!idle_calls++)
+			idle_since_us = us_now();
+		if (idle_calls < IDLE_CALLS)
+			return false;
+		idle_calls = 0;
+		if (us_now() - idle_since_us >= IDLE_CALLS * IDLE_GAP_US ||
+		    !psock_port_spins() || !cpus_idle())
+			return false;
+		idle_spinning = true;
+		idle_stalls = 0;
+	} else if (!psock_port_spins() ||
+		   (++idle_stalls % IDLE_RECHECK == 0 && !cpus_idle())) {
+		idle_spinning = false;
+		return false;
+	}
+	STAT(ST_IDLE_STALL);
+	psock_lock();
+	psock_port_wait(IDLE_STALL_MS);
+	psock_unlock();
+	return true;
+}
+
+/* Whether any of the fds is ours (look()'s pass). */
+static bool any_ours(const short *pass, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (pass[i] >= 0)
+			return true;
+	return false;
+}
+
+/*
  * One look at every fd; kfds gets what to ask the kernel, pass which of
  * its answers count as the program's (for our fds, -1 for others).
  * Returns how many fds are ready from our state alone.
@@ -239,7 +323,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		}
 	}
 	psock_wait_begin(&sig, mask);
-	for (bool stirred = false, spun = false;;) {
+	for (bool stirred = false, spun = false, stalled = false;;) {
 		bool only_ours, soon, sleeping = false;
 		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
 				 stirred);
@@ -369,11 +453,18 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			}
 			continue;	/* look again */
 		}
+		if (!timeout_ms && !stalled && !mask && nic >= 0 &&
+		    any_ours(pass, n) && psock_idle_stall()) {
+			stalled = true;
+			continue;	/* look again, once */
+		}
 		if (!timeout_ms)
 			break;
 		if (timeout_ms > 0 && us_now() >= deadline)
 			break;
 	}
+	if (ret || timeout_ms)
+		psock_idle_reset();
 	if (since)
 		waited(woke - since);
 	psock_wait_end(&sig);
