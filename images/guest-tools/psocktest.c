@@ -639,7 +639,7 @@ static void case_epoll(int fd)
 {
 	struct epoll_event ev, got[4];
 	int ep = epoll_create1(EPOLL_CLOEXEC), pipefd[2], r;
-	char b;
+	char b, two[2];
 
 	if (ep < 0 || pipe(pipefd))
 		return;
@@ -664,6 +664,23 @@ static void case_epoll(int fd)
 	r = epoll_wait(ep, got, 4, 0);
 	CHECK(r == 1, "epoll: level-triggered, again while unread: %d", r);
 	read(fd, &b, 1);
+	ev = (struct epoll_event){ .events = EPOLLIN | EPOLLET, .data.u64 = 10 };
+	epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+	write_all(fd, "s", 1);
+	r = epoll_wait(ep, got, 4, 5000);
+	CHECK(r == 1 && got[0].data.u64 == 10 && got[0].events == EPOLLIN,
+	      "epoll: edge-triggered, the socket: %d", r);
+	r = epoll_wait(ep, got, 4, 0);
+	CHECK(r == 0, "epoll: edge-triggered, not again while unread: %d", r);
+	write_all(fd, "s", 1);
+	r = epoll_wait(ep, got, 4, 5000);
+	CHECK(r == 1 && got[0].data.u64 == 10,
+	      "epoll: edge-triggered, again for new bytes, the old unread: %d",
+	      r);
+	r = read_all(fd, two, 2);
+	r = r == 1 ? epoll_wait(ep, got, 4, 100) : -2;
+	CHECK(r == 0, "epoll: edge-triggered, read to the end, then nothing: %d",
+	      r);
 	ev = (struct epoll_event){ .events = EPOLLIN | EPOLLONESHOT,
 				   .data.u64 = 11 };
 	epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);

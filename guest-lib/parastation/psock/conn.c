@@ -562,6 +562,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 			c->rx_got += len;
 			return;
 		}
+		c->news++;
 		take_data(c, buf, len);
 		return;
 	}
@@ -576,6 +577,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	c = psock_conn_at(m.dconn);
 	if (!c || c->nonce != m.dnonce || c->kernel_only)
 		return;		/* closed since: what was on its way is lost */
+	c->news++;
 	if (m.type == PSOCK_SWITCH) {
 		c->peer_known = true;
 		c->peer_node = from;

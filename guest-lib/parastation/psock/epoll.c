@@ -33,6 +33,10 @@ struct entry {
 	uint32_t events;	/* the program's, EPOLLONESHOT included */
 	epoll_data_t data;
 	bool disabled;		/* EPOLLONESHOT: reported, until MOD */
+	/* EPOLLET: the events of the last look, and the connection's news
+	 * when they were last reported (edges()) */
+	uint32_t edge_last;
+	uint32_t edge_news;
 };
 
 struct ep {
@@ -132,6 +136,7 @@ int psock_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		en->events = ev->events;
 		en->data = ev->data;
 		en->disabled = false;
+		en->edge_last = 0;	/* the kernel reports what is ready */
 		return 0;
 	case EPOLL_CTL_DEL:
 		if (!en) {
@@ -196,6 +201,26 @@ void psock_epoll_closed_range(unsigned int first, unsigned int last)
 	}
 }
 
+/*
+ * EPOLLET: of what our state says is ready, what is new since the last
+ * look, or all of it when something came for the connection since the
+ * last report (the kernel's wakes do that, and report whatever is ready
+ * then).  What the kernel answers (before the switch) has no edges we
+ * could see: it stays level-triggered.
+ */
+static uint32_t edges(struct entry *en, const struct psock_conn *c,
+		      uint32_t rev, bool from_kernel)
+{
+	uint32_t fresh = rev & ~en->edge_last;
+
+	en->edge_last = rev;
+	if (from_kernel || c->news != en->edge_news)
+		fresh = rev;
+	if (fresh)
+		en->edge_news = c->news;
+	return fresh;
+}
+
 /* Our entries' events now; connections that became the kernel's move.
  * *soon: one of them needs a look soon (psock_eof_pending()). */
 static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
@@ -208,6 +233,7 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 		struct entry *en = &x->e[i];
 		struct psock_conn *c = psock_get(en->fd);
 		short watch, pass, rev;
+		bool kernel;
 		uint32_t want = en->events & (EPOLLIN | EPOLLOUT | EPOLLRDHUP |
 					      EPOLLPRI);
 
@@ -227,7 +253,8 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 			continue;
 		rev = psock_events(en->fd, c, want, &watch, &pass);
 		*soon |= psock_eof_pending(c);
-		if (rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP))) {
+		kernel = rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP));
+		if (kernel) {
 			/* ready only as far as the kernel says: one look */
 			struct pollfd k = { .fd = en->fd, .events = watch };
 
@@ -237,6 +264,8 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 				rev = k.revents & (pass | POLLERR | POLLHUP);
 		}
 		rev &= want | EPOLLERR | EPOLLHUP;
+		if (en->events & EPOLLET)
+			rev = edges(en, c, rev, kernel && rev);
 		if (!rev)
 			continue;
 		out[got].events = rev;

@@ -93,6 +93,8 @@ struct psock_conn {
 	bool fin_got;
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool stirred;		/* the kernel socket woke a wait: look at it */
+	uint32_t news;		/* bumped for each message that comes for it
+				 * (EPOLLET's edges, epoll.c) */
 	/* O_NONBLOCK and the timeouts as the kernel last said: each ask is
 	 * a system call.  Good while opts_gen is the library's count of
 	 * fcntl(), ioctl() and setsockopt() calls through us on any of ours

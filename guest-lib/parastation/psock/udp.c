@@ -210,10 +210,12 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 			  c->udp_port, node);
 	}
 	if (c->rx_bytes + len > PSOCK_UDP_QUEUE ||
-	    !psock_chunk_add(c, data, len, node, src))
+	    !psock_chunk_add(c, data, len, node, src)) {
 		c->udp_dropped++;
-	else	/* the source the kernel would give: loopback to loopback */
+	} else {	/* the source the kernel would give: loopback to loopback */
 		c->tail->src_lo = (ntohl(sent_to) >> 24) == 127;
+		c->news++;
+	}
 }
 
 static void fill_from(int fd, const struct psock_chunk *k,
