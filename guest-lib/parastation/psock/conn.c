@@ -562,7 +562,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 			c->rx_got += len;
 			return;
 		}
-		c->news++;
+		c->news_in++;
 		take_data(c, buf, len);
 		return;
 	}
@@ -577,7 +577,6 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	c = psock_conn_at(m.dconn);
 	if (!c || c->nonce != m.dnonce || c->kernel_only)
 		return;		/* closed since: what was on its way is lost */
-	c->news++;
 	if (m.type == PSOCK_SWITCH) {
 		c->peer_known = true;
 		c->peer_node = from;
@@ -587,6 +586,8 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		c->rx_switch = true;
 		c->rx_limit = m.count;
 		switch_tx(c);
+		c->news_in++;
+		c->news_out++;
 		return;
 	}
 	if (!c->peer_known || from != c->peer_node || fport != c->peer_port ||
@@ -596,12 +597,16 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	case PSOCK_WIN:
 		if (m.count > c->tx_acked && m.count <= c->tx_sent)
 			c->tx_acked = m.count;
+		c->news_out++;
 		break;
 	case PSOCK_FIN:
 		c->fin_got = true;
+		c->news_in++;
 		break;
 	case PSOCK_RST:
 		c->reset = true;
+		c->news_in++;
+		c->news_out++;
 		break;
 	}
 }
@@ -952,14 +957,15 @@ __attribute__((destructor)) static void psock_exit(void)
 		  "vain %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu, signals put off %lu, stalls of a spinner "
-		  "%lu", psock_stats[ST_POLL],
+		  "%lu (in epoll_wait %lu)", psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
 		  psock_stats[ST_POLL_SPIN], psock_stats[ST_POLL_SPUN],
 		  psock_stats[ST_EPOLL], psock_stats[ST_EPOLL_SLEEP],
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT],
-		  psock_stats[ST_SIG_DEFERRED], psock_stats[ST_IDLE_STALL]);
+		  psock_stats[ST_SIG_DEFERRED], psock_stats[ST_IDLE_STALL],
+		  psock_stats[ST_IDLE_STALL_EPOLL]);
 	psock_lock();
 	for (int fd = 0; fd < psock_fd_limit(); fd++)
 		if (psock_get(fd))

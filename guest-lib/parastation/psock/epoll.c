@@ -33,10 +33,10 @@ struct entry {
 	uint32_t events;	/* the program's, EPOLLONESHOT included */
 	epoll_data_t data;
 	bool disabled;		/* EPOLLONESHOT: reported, until MOD */
-	/* EPOLLET: the events of the last look, and the connection's news
-	 * when they were last reported (edges()) */
+	/* EPOLLET: the events of the last look, and the connection's
+	 * edge_keys() when they were last reported (edges()) */
 	uint32_t edge_last;
-	uint32_t edge_news;
+	uint32_t edge_in, edge_out;
 };
 
 struct ep {
@@ -202,32 +202,53 @@ void psock_epoll_closed_range(unsigned int first, unsigned int last)
 }
 
 /*
- * EPOLLET: of what our state says is ready, what is new since the last
- * look, or all of it when something came for the connection since the
- * last report (the kernel's wakes do that, and report whatever is ready
- * then).  What the kernel answers (before the switch) has no edges we
- * could see: it stays level-triggered.
+ * What changes when something new comes to read (in: a message, the end
+ * of the stream seen, its grace over, a reset) or room to write (out).
+ */
+static void edge_keys(const struct psock_conn *c, uint32_t *in,
+		      uint32_t *out)
+{
+	*in = c->news_in << 4 | c->fin_got | c->reset << 1 |
+	      !!c->eof_ms << 2 | (c->eof_ms && !psock_eof_pending(c)) << 3;
+	*out = c->news_out << 1 | c->reset;
+}
+
+/*
+ * EPOLLET, as the kernel wakes an entry: whatever is ready, when a bit of
+ * it was not at the last look, or something came since the last report
+ * for what the entry asks (its side's edge_keys()).  What the kernel
+ * answers for us (before the switch, UDP's room) has no edges we could
+ * see: it stays level-triggered.
  */
 static uint32_t edges(struct entry *en, const struct psock_conn *c,
 		      uint32_t rev, bool from_kernel)
 {
-	uint32_t fresh = rev & ~en->edge_last;
+	uint32_t in, out, last = en->edge_last;
+	bool woke;
 
+	edge_keys(c, &in, &out);
 	en->edge_last = rev;
-	if (from_kernel || c->news != en->edge_news)
-		fresh = rev;
-	if (fresh)
-		en->edge_news = c->news;
-	return fresh;
+	woke = from_kernel || (rev & ~last) ||
+	       ((en->events & (EPOLLIN | EPOLLRDHUP | EPOLLPRI)) &&
+		in != en->edge_in) ||
+	       ((en->events & EPOLLOUT) && out != en->edge_out);
+	if (!rev || !woke)
+		return 0;
+	en->edge_in = in;
+	en->edge_out = out;
+	return rev;
 }
 
 /* Our entries' events now; connections that became the kernel's move.
- * *soon: one of them needs a look soon (psock_eof_pending()). */
-static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
+ * *soon: one of them needs a look soon (psock_eof_pending()); *armed:
+ * one of them may be reported (not a reported EPOLLONESHOT). */
+static int look(struct ep *x, struct epoll_event *out, int max, bool *soon,
+		bool *armed)
 {
 	int got = 0;
 
 	*soon = false;
+	*armed = false;
 	psock_pump();
 	for (int i = 0; i < x->n && got < max; i++) {
 		struct entry *en = &x->e[i];
@@ -251,6 +272,7 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon)
 		}
 		if (en->disabled)
 			continue;
+		*armed = true;
 		rev = psock_events(en->fd, c, want, &watch, &pass);
 		*soon |= psock_eof_pending(c);
 		kernel = rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP));
@@ -292,13 +314,12 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 		struct psock_conn *c;
 		struct ep *x;
 		int got = 0, n, wait = timeout_ms;
-		bool soon = false, ours;
+		bool soon = false, ours = false;
 
 		psock_lock();
 		x = ep_find(epfd);
 		if (x)
-			got = look(x, out, max, &soon);
-		ours = x && x->n;
+			got = look(x, out, max, &soon, &ours);
 		psock_unlock();
 		/* then the kernel's files; our tags only wake us */
 		if (got == max)
@@ -368,7 +389,7 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 		if (stirred)
 			continue;
 		if (!timeout_ms && !stalled && !mask && ours &&
-		    psock_idle_stall()) {
+		    psock_idle_stall(true)) {
 			stalled = true;
 			continue;	/* look again, once */
 		}

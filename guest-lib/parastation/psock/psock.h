@@ -93,8 +93,9 @@ struct psock_conn {
 	bool fin_got;
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool stirred;		/* the kernel socket woke a wait: look at it */
-	uint32_t news;		/* bumped for each message that comes for it
-				 * (EPOLLET's edges, epoll.c) */
+	/* bumped for each message that brings something to read (in) or
+	 * room to write (out): EPOLLET's edges (epoll.c) */
+	uint32_t news_in, news_out;
 	/* O_NONBLOCK and the timeouts as the kernel last said: each ask is
 	 * a system call.  Good while opts_gen is the library's count of
 	 * fcntl(), ioctl() and setsockopt() calls through us on any of ours
@@ -153,6 +154,7 @@ enum {
 	ST_RECV_WAIT,		/* blocking reads that waited */
 	ST_SIG_DEFERRED,	/* signals put off till psock_unlock() */
 	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
+	ST_IDLE_STALL_EPOLL,	/* ... of them, in epoll_wait */
 	ST_N
 };
 extern unsigned long psock_stats[ST_N];
@@ -349,7 +351,7 @@ bool psock_port_stirs(int looks);
 /* An empty poll(), select() or epoll_wait() without a timeout: if this
  * thread spins in them, a short stall on the NIC; whether it stalled.
  * psock_idle_reset() after a call that found something or could wait. */
-bool psock_idle_stall(void);
+bool psock_idle_stall(bool in_epoll);
 void psock_idle_reset(void);
 /* The NIC's descriptor to wait on, -1 without one; and the port's
  * doorbell (messages from this node), -1 without one. */

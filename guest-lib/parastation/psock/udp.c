@@ -214,7 +214,7 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		c->udp_dropped++;
 	} else {	/* the source the kernel would give: loopback to loopback */
 		c->tail->src_lo = (ntohl(sent_to) >> 24) == 127;
-		c->news++;
+		c->news_in++;
 	}
 }
 

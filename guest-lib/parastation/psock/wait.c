@@ -151,16 +151,20 @@ static bool spin(int us, int64_t *t)
  * and the other node, which bring what it waits for.  So once IDLE_CALLS
  * such calls came within IDLE_CALLS * IDLE_GAP_US, while the port may
  * spin and no other task of the node waits for a CPU, each further empty
- * one stalls on the NIC (IDLE_STALL_MS; a packet ends it at once) until a
- * call finds something or waits.  A kernel fd's news waits one stall.
+ * one stalls on the NIC: one WAIT read, which a packet ends at once, else
+ * the card's wait-timeout-us (2 ms).  That goes on while the calls keep
+ * coming that close, until one finds something or waits.  A kernel fd's
+ * news waits one stall.
  */
 #define IDLE_CALLS	32
 #define IDLE_GAP_US	20
-#define IDLE_STALL_MS	1
+#define IDLE_STALL_MS	1	/* rounded up to one WAIT read */
 #define IDLE_RECHECK	8	/* stalls between looks at the node's CPUs */
+#define IDLE_BACKOFF	(8 * IDLE_CALLS)	/* calls after a busy look */
 
-static __thread int idle_calls, idle_stalls;
-static __thread int64_t idle_since_us;
+static __thread int idle_calls;
+static __thread unsigned int idle_stalls;
+static __thread int64_t idle_since_us, idle_last_us;
 static __thread bool idle_spinning;
 
 /* Whether no task of the node waits for a CPU: /proc/loadavg's runnable
@@ -181,8 +185,9 @@ static bool cpus_idle(void)
 		return false;
 	buf[n] = 0;
 	slash = strchr(buf, '/');
-	if (!cpus)
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!__atomic_load_n(&cpus, __ATOMIC_RELAXED))
+		__atomic_store_n(&cpus, sysconf(_SC_NPROCESSORS_ONLN),
+				 __ATOMIC_RELAXED);
 	while (slash && slash > buf && slash[-1] != ' ')
 		slash--;
 	return slash && cpus > 0 && atol(slash) <= cpus;
@@ -194,29 +199,55 @@ void psock_idle_reset(void)
 	idle_spinning = false;
 }
 
-bool psock_idle_stall(void)
+/* Whether this empty call goes on a spin: see above.  Keeps errno. */
+static bool idle_spins(void)
 {
+	int64_t now;
+
 	if (!idle_spinning) {
 		if (!idle_calls++)
 			idle_since_us = us_now();
 		if (idle_calls < IDLE_CALLS)
 			return false;
 		idle_calls = 0;
-		if (us_now() - idle_since_us >= IDLE_CALLS * IDLE_GAP_US ||
-		    !psock_port_spins() || !cpus_idle())
+		now = us_now();
+		if (now - idle_since_us >= IDLE_CALLS * IDLE_GAP_US ||
+		    !psock_port_spins())
 			return false;
+		if (!cpus_idle()) {
+			idle_calls = -IDLE_BACKOFF;
+			return false;
+		}
 		idle_spinning = true;
 		idle_stalls = 0;
-	} else if (!psock_port_spins() ||
-		   (++idle_stalls % IDLE_RECHECK == 0 && !cpus_idle())) {
-		idle_spinning = false;
+		return true;
+	}
+	now = us_now();
+	if (now - idle_last_us >= IDLE_CALLS * IDLE_GAP_US ||
+	    !psock_port_spins() ||
+	    (++idle_stalls % IDLE_RECHECK == 0 && !cpus_idle())) {
+		psock_idle_reset();
 		return false;
 	}
-	STAT(ST_IDLE_STALL);
-	psock_lock();
-	psock_port_wait(IDLE_STALL_MS);
-	psock_unlock();
 	return true;
+}
+
+bool psock_idle_stall(bool in_epoll)
+{
+	int err = errno;
+	bool stall = idle_spins();
+
+	if (stall) {
+		STAT(ST_IDLE_STALL);
+		if (in_epoll)
+			STAT(ST_IDLE_STALL_EPOLL);
+		psock_lock();
+		psock_port_wait(IDLE_STALL_MS);
+		psock_unlock();
+		idle_last_us = us_now();
+	}
+	errno = err;
+	return stall;
 }
 
 /* Whether any of the fds is ours (look()'s pass). */
@@ -454,7 +485,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			continue;	/* look again */
 		}
 		if (!timeout_ms && !stalled && !mask && nic >= 0 &&
-		    any_ours(pass, n) && psock_idle_stall()) {
+		    any_ours(pass, n) && psock_idle_stall(false)) {
 			stalled = true;
 			continue;	/* look again, once */
 		}
