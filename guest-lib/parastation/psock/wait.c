@@ -149,7 +149,8 @@ static bool spin(int us, int64_t *t)
  * waiting, over and over, and finds nothing, spins (Open MPI's progress
  * loop).  On the emulator its CPU takes the host's time from the fabric
  * and the other node, which bring what it waits for.  So once IDLE_CALLS
- * such calls came within IDLE_CALLS * IDLE_GAP_US, while the port may
+ * such calls came within IDLE_CALLS * the gap (PS_SOCK_IDLE_GAP_US,
+ * default IDLE_GAP_US; 0: never), while the port may
  * spin and no other task of the node waits for a CPU, each further empty
  * one stalls on the NIC: one WAIT read, which a packet ends at once, else
  * the card's wait-timeout-us (2 ms).  That goes on while the calls keep
@@ -162,6 +163,7 @@ static bool spin(int us, int64_t *t)
 #define IDLE_RECHECK	8	/* stalls between looks at the node's CPUs */
 #define IDLE_BACKOFF	(8 * IDLE_CALLS)	/* calls after a busy look */
 
+static int idle_gap_us = -1;
 static __thread int idle_calls;
 static __thread unsigned int idle_stalls;
 static __thread int64_t idle_since_us, idle_last_us;
@@ -202,8 +204,16 @@ void psock_idle_reset(void)
 /* Whether this empty call goes on a spin: see above.  Keeps errno. */
 static bool idle_spins(void)
 {
-	int64_t now;
+	int64_t now, window;
 
+	if (idle_gap_us < 0) {
+		const char *e = getenv("PS_SOCK_IDLE_GAP_US");
+
+		idle_gap_us = e && atoi(e) >= 0 ? atoi(e) : IDLE_GAP_US;
+	}
+	window = (int64_t)IDLE_CALLS * idle_gap_us;
+	if (!window)
+		return false;
 	if (!idle_spinning) {
 		if (!idle_calls++)
 			idle_since_us = us_now();
@@ -211,7 +221,7 @@ static bool idle_spins(void)
 			return false;
 		idle_calls = 0;
 		now = us_now();
-		if (now - idle_since_us >= IDLE_CALLS * IDLE_GAP_US ||
+		if (now - idle_since_us >= window ||
 		    !psock_port_spins())
 			return false;
 		if (!cpus_idle()) {
@@ -223,7 +233,7 @@ static bool idle_spins(void)
 		return true;
 	}
 	now = us_now();
-	if (now - idle_last_us >= IDLE_CALLS * IDLE_GAP_US ||
+	if (now - idle_last_us >= window ||
 	    !psock_port_spins() ||
 	    (++idle_stalls % IDLE_RECHECK == 0 && !cpus_idle())) {
 		psock_idle_reset();
