@@ -77,9 +77,17 @@ qemu-asan:
 	@V=$(V) ./scripts/build-qemu.sh --sanitize
 
 # --- host tools (C + glib) ---
-FABRIC_LIB_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard daemon/fabricd/*.c))
+# host-lib/fabric/: the fabric library (kinds and topology checks, Myrinet
+# routes) that fabricd and the launcher share, with no fabric model in it.
+# daemon/fabricd/: fabricd's core and models, in an archive that fabricd,
+# fabricctl and the unit tests link.  host-cli/: the launcher, vcluster.
+FABRIC_LIB_SRC := $(wildcard host-lib/fabric/*.c)
 FABRIC_LIB_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FABRIC_LIB_SRC))
-VCLUSTER_SRC := $(wildcard images/vcluster/*.c)
+FABRIC_LIB := $(B)/lib/libvcfabric.a
+FABRICD_SRC := $(filter-out %/fabricd.c %/fabricctl.c,$(wildcard daemon/fabricd/*.c))
+FABRICD_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FABRICD_SRC))
+FABRICD_LIB := $(B)/lib/libfabricd.a
+VCLUSTER_SRC := $(wildcard host-cli/*.c)
 VCLUSTER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(VCLUSTER_SRC))
 HOST_BINS := $(B)/bin/fabricd $(B)/bin/fabricctl $(B)/bin/vcluster
 
@@ -91,19 +99,25 @@ $(B)/obj/%.o: %.c
 
 $(VCLUSTER_OBJ): HOST_CFLAGS += $(JSON_CFLAGS)
 
-$(B)/lib/libfabric.a: $(FABRIC_LIB_OBJ)
+$(FABRIC_LIB): $(FABRIC_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(B)/bin/fabricd: $(B)/obj/daemon/fabricd/fabricd.o $(B)/lib/libfabric.a
+$(FABRICD_LIB): $(FABRICD_OBJ)
+	@mkdir -p $(dir $@)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/fabricd: $(B)/obj/daemon/fabricd/fabricd.o $(FABRICD_LIB) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
-$(B)/bin/fabricctl: $(B)/obj/daemon/fabricd/fabricctl.o $(B)/lib/libfabric.a
+$(B)/bin/fabricctl: $(B)/obj/daemon/fabricd/fabricctl.o $(FABRICD_LIB) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(GLIB_LIBS) -lm
 
-$(B)/bin/vcluster: $(VCLUSTER_OBJ) $(B)/lib/libfabric.a
+# The launcher links the fabric library and none of fabricd's models
+# (tests/host/rooms.sh checks it).
+$(B)/bin/vcluster: $(VCLUSTER_OBJ) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(CFLAGS) -o $@ $^ $(JSON_LIBS) $(GLIB_LIBS)
 
@@ -152,10 +166,11 @@ $(IMAGE): $(IMAGE_INPUTS) | $(MYRI_FW_SKIP)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 
-# Unit tests of fabricd's parts (libfabric), with its internal headers.
-$(B)/tests/unit/%: tests/unit/%.c $(B)/lib/libfabric.a
+# Unit tests of fabricd's parts and the fabric library, with fabricd's
+# internal headers.
+$(B)/tests/unit/%: tests/unit/%.c $(FABRICD_LIB) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Idaemon/fabricd -o $@ $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Idaemon/fabricd -o $@ $< $(FABRICD_LIB) $(FABRIC_LIB) $(GLIB_LIBS) -lm
 
 # The wire codecs, checked against zlib's CRC-32 among others.
 $(B)/tests/unit/test-proto: tests/unit/test-proto.c $(wildcard proto/*.h)
@@ -163,17 +178,17 @@ $(B)/tests/unit/test-proto: tests/unit/test-proto.c $(wildcard proto/*.h)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -o $@ $< $(GLIB_LIBS) -lz
 
 # vcluster's QEMU arguments and route files: linked with its objects, no main.
-$(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
+$(B)/tests/unit/test-vcluster: tests/unit/test-vcluster.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.o,$^) $< \
-		$(B)/lib/libfabric.a $(JSON_LIBS) $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Ihost-cli -o $@ $(filter %.o,$^) $< \
+		$(FABRIC_LIB) $(JSON_LIBS) $(GLIB_LIBS)
 
 # vcluster's trace reader, digest and compare, on traces that fabricd's
-# capture.c (in libfabric) writes.
-$(B)/tests/unit/test-trace: tests/unit/test-trace.c $(B)/obj/images/vcluster/trace.o $(B)/lib/libfabric.a
+# capture.c writes.
+$(B)/tests/unit/test-trace: tests/unit/test-trace.c $(B)/obj/host-cli/trace.o $(FABRICD_LIB) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Iimages/vcluster -Idaemon/fabricd -o $@ \
-		$(B)/obj/images/vcluster/trace.o $< $(B)/lib/libfabric.a $(GLIB_LIBS) -lm
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -Ihost-cli -Idaemon/fabricd -o $@ \
+		$(B)/obj/host-cli/trace.o $< $(FABRICD_LIB) $(FABRIC_LIB) $(GLIB_LIBS) -lm
 
 # The LANai-style card's RV32IM core (qemu-hw/rv32core.c), tested on the host,
 # also with firmware built by riscv64-unknown-elf-gcc from tests/unit/rv32/.

@@ -56,7 +56,7 @@ IMAGE_EXTRA += images/packages.list $(APPS_ROOTFS_FILES) \
 	$(subst :,\:,$(wildcard $(foreach p,$(APPS_PACKAGES),/var/lib/dpkg/info/$(p).list /var/lib/dpkg/info/$(p):amd64.list)))
 
 # `vcluster mpirun`'s arguments: linked with vcluster's objects, no main.
-$(B)/tests/unit/test-mpirun: tests/unit/test-mpirun.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(B)/lib/libfabric.a
+$(B)/tests/unit/test-mpirun: tests/unit/test-mpirun.c $(filter-out %/main.o,$(VCLUSTER_OBJ)) $(FABRIC_LIB)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Iimages/vcluster -o $@ $(filter %.o,$^) $< \
-		$(B)/lib/libfabric.a $(JSON_LIBS) $(GLIB_LIBS)
+	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) $(JSON_CFLAGS) -Ihost-cli -o $@ $(filter %.o,$^) $< \
+		$(FABRIC_LIB) $(JSON_LIBS) $(GLIB_LIBS)

@@ -68,8 +68,8 @@ $(B)/tests/qtest/test-mcp: tests/qtest/test-mcp.c tests/qtest/qtest-client.c tes
 		-o $@ tests/qtest/qtest-client.c $(MCP_DIR)/rdp.c $< $(GLIB_LIBS) -lz
 
 # The firmware's RDP core (freestanding), tested on the host with fabricd's
-# seeded PRNG (libfabric).
-$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(B)/lib/libfabric.a
+# seeded PRNG (fabricd's prng.c, in libfabricd).
+$(B)/tests/unit/test-rdp: tests/unit/test-rdp.c $(MCP_DIR)/rdp.c $(MCP_DIR)/rdp.h $(FABRICD_LIB)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(HOST_CFLAGS) -I$(MCP_DIR) -Idaemon/fabricd -o $@ $(MCP_DIR)/rdp.c $< \
-		$(B)/lib/libfabric.a $(GLIB_LIBS)
+		$(FABRICD_LIB) $(GLIB_LIBS)

@@ -74,16 +74,6 @@ static void eth_option_error(const char *option, GError **err)
                                              : "");
 }
 
-static bool eth_check_topology(unsigned nodes, const char *topology,
-                               GError **err)
-{
-    if (topology) {
-        eth_option_error("--topology", err);
-        return false;
-    }
-    return true;
-}
-
 static void *eth_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
@@ -163,7 +153,6 @@ const FabricKind fabric_kind_eth = {
     .lockstep_kind = &fabric_kind_eth_lockstep,
     .parse = eth_parse,
     .encode_prefix = eth_encode_prefix,
-    .check_topology = eth_check_topology,
     .state_new = eth_state_new,
     .state_free = eth_state_free,
     .route = eth_route,
@@ -405,7 +394,6 @@ const FabricKind fabric_kind_eth_lockstep = {
     .capture_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
     .encode_prefix = fabric_hdr_frame_prefix,
-    .check_topology = eth_check_topology,
     .state_new = eth_ls_state_new,
     .state_free = eth_ls_state_free,
     .ingress = eth_ls_ingress,

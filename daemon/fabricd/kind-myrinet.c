@@ -189,14 +189,6 @@ static IngressStatus myri_ingress(void *state, unsigned in_port,
 
 /* ---- the kind ---- */
 
-static bool myri_check_topology(unsigned nodes, const char *topology,
-                                GError **err)
-{
-    g_autoptr(MyriTopo) t = myri_topo_new(topology, nodes, err);
-
-    return t != NULL;
-}
-
 static void *myri_state_new(Fabric *f, const FabricKindOptions *opts,
                             GError **err)
 {
@@ -342,7 +334,6 @@ const FabricKind fabric_kind_myrinet = {
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
     .encode_prefix = fabric_hdr_frame_prefix,
-    .check_topology = myri_check_topology,
     .state_new = myri_state_new,
     .state_free = myri_state_free,
     .ingress = myri_ingress,

@@ -209,14 +209,6 @@ static void ps1_wake_free(gpointer item)
     /* items are the state itself: nothing to free */
 }
 
-static bool ps1_check_topology(unsigned nodes, const char *topology,
-                               GError **err)
-{
-    Ps1Config cfg;
-
-    return ps1_config_init(&cfg, nodes, topology, err);
-}
-
 static void *ps1_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
@@ -358,7 +350,6 @@ const FabricKind fabric_kind_ps1 = {
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
     .encode_prefix = fabric_hdr_frame_prefix,
-    .check_topology = ps1_check_topology,
     .state_new = ps1_state_new,
     .state_free = ps1_state_free,
     .ingress = ps1_ingress,

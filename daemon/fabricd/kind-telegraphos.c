@@ -301,18 +301,6 @@ static IngressStatus tgr_ingress(void *state, unsigned in_port,
 
 /* ---- the kind ---- */
 
-static bool tgr_check_topology(unsigned nodes, const char *topology,
-                               GError **err)
-{
-    if (topology) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--topology does not apply to --kind telegraphos (one "
-                    "crossbar, node i on port i)");
-        return false;
-    }
-    return true;
-}
-
 static void *tgr_state_new(Fabric *f, const FabricKindOptions *opts,
                            GError **err)
 {
@@ -443,7 +431,6 @@ const FabricKind fabric_kind_telegraphos = {
     .corrupt_from = FABRIC_HDR_LEN,
     .parse = fabric_hdr_frame_parse,
     .encode_prefix = fabric_hdr_frame_prefix,
-    .check_topology = tgr_check_topology,
     .state_new = tgr_state_new,
     .state_free = tgr_state_free,
     .ingress = tgr_ingress,

@@ -10,27 +10,19 @@
 #include "fabric.h"
 #include "kind.h"
 #include "proto/base.h"
+#include "vcluster/fabric/topology.h"
 
-static const FabricKind *const kinds[] = {
-    &fabric_kind_eth,
-    &fabric_kind_ps1,
-    &fabric_kind_myrinet,
-    &fabric_kind_telegraphos,
+/* Indexed by the kind's id (FABRIC_KIND_*); the names are the library's. */
+static const FabricKind *const kinds[FABRIC_KIND_MAX + 1] = {
+    [FABRIC_KIND_ETH] = &fabric_kind_eth,
+    [FABRIC_KIND_PS1] = &fabric_kind_ps1,
+    [FABRIC_KIND_MYRINET] = &fabric_kind_myrinet,
+    [FABRIC_KIND_TELEGRAPHOS] = &fabric_kind_telegraphos,
 };
 
 const FabricKind *fabric_kind_find(const char *name)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
-        if (strcmp(kinds[i]->name, name) == 0) {
-            return kinds[i];
-        }
-    }
-    return NULL;
-}
-
-const char *fabric_kind_names(void)
-{
-    return "eth, ps1, myrinet, telegraphos";
+    return kinds[fabric_kind_lookup(name)];
 }
 
 bool fabric_send_own(Fabric *f, unsigned port, const FabricHdr *h,

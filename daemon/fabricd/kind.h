@@ -80,15 +80,8 @@ typedef struct FabricKind {
     size_t (*encode_prefix)(size_t frame_len, uint8_t *prefix);
 
     /*
-     * Whether the kind accepts `topology` (NULL: none given) for `nodes`
-     * nodes; called through fabric_topology_check() (topology.h), by
-     * fabric_new() before state_new and by the launcher.
-     */
-    bool (*check_topology)(unsigned nodes, const char *topology,
-                           GError **err);
-    /*
      * `f` has its nodes, seed and ports set, nothing listening yet; the
-     * topology has passed check_topology.
+     * topology has passed fabric_topology_check() (topology.h).
      */
     void *(*state_new)(Fabric *f, const FabricKindOptions *opts,
                        GError **err);
@@ -158,10 +151,8 @@ extern const FabricKind fabric_kind_ps1;
 extern const FabricKind fabric_kind_myrinet;
 extern const FabricKind fabric_kind_telegraphos;
 
-/* The implemented kind called `name`, or NULL. */
+/* The implemented kind called `name` (fabric_kind_lookup()), or NULL. */
 const FabricKind *fabric_kind_find(const char *name);
-/* "eth, ps1, myrinet, telegraphos": every implemented kind, for messages. */
-const char *fabric_kind_names(void);
 
 /*
  * The timing options of a kind that models its network (ps1, myrinet,

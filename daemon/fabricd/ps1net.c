@@ -26,9 +26,6 @@
 
 #include "ps1net.h"
 
-G_DEFINE_QUARK(fabricd_ps1_error, ps1_error)
-#define PS1_ERROR (ps1_error_quark())
-
 enum { CH_Y, CH_X, CH_HOST, CH_COUNT };
 
 /* Largest frame the model builds: header and a maximum DATA payload. */
@@ -85,48 +82,19 @@ struct Ps1Net {
 bool ps1_config_init(Ps1Config *cfg, unsigned nodes, const char *topology,
                      GError **err)
 {
+    FabricPs1Shape shape;
+
     memset(cfg, 0, sizeof(*cfg));
+    if (!fabric_ps1_shape(nodes, topology, &shape, err)) {
+        return false;
+    }
     cfg->nodes = nodes;
     cfg->hop_ns = PS1_DEFAULT_HOP_NS;
     cfg->link_mbps = PS1_DEFAULT_LINK_MBPS;
-    if (!topology || strcmp(topology, "ring") == 0) {
-        cfg->width = nodes;
-        cfg->height = 1;
-        return true;
-    }
-    if (g_str_has_prefix(topology, "torus:")) {
-        const char *spec = topology + 6;
-        const char *x = strchr(spec, 'x');
-        g_autofree char *w_text = x ? g_strndup(spec, x - spec) : NULL;
-        guint64 w, h;
-
-        if (x && g_ascii_isdigit(spec[0]) && g_ascii_isdigit(x[1]) &&
-            g_ascii_string_to_unsigned(w_text, 10, 0, G_MAXUINT32, &w,
-                                       NULL) &&
-            g_ascii_string_to_unsigned(x + 1, 10, 0, G_MAXUINT32, &h, NULL)) {
-            if (w < 1 || h < 1 || w > PS1_MAX_DIM || h > PS1_MAX_DIM) {
-                g_set_error(err, PS1_ERROR, 0,
-                            "--topology %s: width and height must be 1..%d",
-                            topology, PS1_MAX_DIM);
-                return false;
-            }
-            if (w * h != nodes) {
-                g_set_error(err, PS1_ERROR, 0,
-                            "--topology %s has %" G_GUINT64_FORMAT
-                            " nodes but --nodes is %u; W*H must equal the "
-                            "node count", topology, w * h, nodes);
-                return false;
-            }
-            cfg->torus = true;
-            cfg->width = w;
-            cfg->height = h;
-            return true;
-        }
-    }
-    g_set_error(err, PS1_ERROR, 0,
-                "bad --topology '%s': use ring or torus:WxH (e.g. torus:3x3)",
-                topology);
-    return false;
+    cfg->torus = shape.torus;
+    cfg->width = shape.width;
+    cfg->height = shape.height;
+    return true;
 }
 
 unsigned ps1_next_x(const Ps1Config *cfg, unsigned node)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "proto/ps1.h"
+#include "vcluster/fabric/topology.h"
 
 #define PS1_DEFAULT_HOP_NS      250
 #define PS1_DEFAULT_LINK_MBPS   20      /* megabytes per second */
@@ -33,7 +34,6 @@
 #define PS1_CHANNEL_PACKETS     2
 /* Packets host-in accepts beyond its one when a device ignores credits. */
 #define PS1_HOST_IN_SLACK       4
-#define PS1_MAX_DIM             255     /* torus width/height fit a u8 */
 
 typedef struct Ps1Config {
     unsigned nodes;
@@ -50,9 +50,8 @@ typedef struct Ps1Config {
 } Ps1Config;
 
 /*
- * Fill `cfg` for "ring" (also NULL) or "torus:WxH" with W*H == nodes and
- * 1 <= W, H <= 255 (a dimension of 1 has no links); hop and link rate get
- * their defaults.
+ * Fill `cfg` for the shape fabric_ps1_shape() reads from `topology` (a
+ * dimension of 1 has no links); hop and link rate get their defaults.
  */
 bool ps1_config_init(Ps1Config *cfg, unsigned nodes, const char *topology,
                      GError **err);

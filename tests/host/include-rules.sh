@@ -9,22 +9,24 @@ set -u
 plan 4
 cd "$TOP" || exit 1
 
-# The component a path belongs to: qemu-hw, or the first two folders.
+# The component a path belongs to: qemu-hw, host-cli, or the first two
+# folders.
 component() {
 	case $1 in
 	qemu-hw/*) echo qemu-hw ;;
+	host-cli/*) echo host-cli ;;
 	*) echo "$1" | cut -d/ -f1-2 ;;
 	esac
 }
 
 # 1. Nothing reaches into a driver's folder.
-hits=$(grep -rn '\.\./guest-driver' qemu-hw daemon guest-lib images 2>/dev/null)
+hits=$(grep -rn '\.\./guest-driver' qemu-hw daemon host-lib host-cli guest-lib images 2>/dev/null)
 check "nothing includes from guest-driver/ but the driver itself" test -z "$hits"
 [ -z "$hits" ] || echo "$hits" | sed 's/^/  /'
 
 # 2. An include of one of our files stays in its own component, or goes
 #    through include/ ("vcluster/...", "uapi/...") or proto/.
-bad=$(find qemu-hw daemon guest-driver guest-lib images -name '*.[ch]' | sort |
+bad=$(find qemu-hw daemon host-lib host-cli guest-driver guest-lib images -name '*.[ch]' | sort |
 while read -r file; do
 	dir=$(dirname "$file")
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file" |
@@ -54,7 +56,7 @@ check "HELLO, HELLO_ACK, REJECT and the CRC are encoded in proto/ only" test -z 
 # 4. The host build gives every file include/ and proto/ only.
 flags=$(sed -n 's/^HOST_CFLAGS *=//p' Makefile)
 case $flags in
-*-Iqemu-hw*|*-Idaemon*|*-Iguest-*|*-Iimages*) narrow=no ;;
+*-Iqemu-hw*|*-Idaemon*|*-Iguest-*|*-Iimages*|*-Ihost-*) narrow=no ;;
 *) narrow=yes ;;
 esac
 check "HOST_CFLAGS names no component folder ($flags)" test "$narrow" = yes

@@ -1,6 +1,6 @@
 /*
- * Unit tests for the Myrinet topology module (myrinet-topo.c): the default
- * switch, topology files and every error they can have, shortest routes
+ * Unit tests for the Myrinet topology module of the fabric library
+ * (host-lib/fabric/myrinet-topo.c): the default switch, topology files and every error they can have, shortest routes
  * with their tie-break, the route file, and walking routes through the
  * switches.
  *

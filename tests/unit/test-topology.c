@@ -1,8 +1,9 @@
 /*
  * Unit tests for the one check of a fabric kind and its topology
- * (daemon/fabricd/topology.c), which fabricd and `vcluster up` both call:
+ * (host-lib/fabric/topology.c), which fabricd and `vcluster up` both call:
  * the kinds, the node range, and each kind's topology rule, with the
- * words a user reads.
+ * words a user reads; and that fabricd implements exactly the library's
+ * kinds.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -10,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "kind.h"
 #include "proto/base.h"
 #include "vcluster/fabric/topology.h"
 
@@ -136,10 +138,34 @@ static void test_no_topology(void)
             "crossbar, node i on port i)");
 }
 
+/* Every kind of the library is one of fabricd's, under the same name. */
+static void test_kind_names(void)
+{
+    g_auto(GStrv) listed = g_strsplit(fabric_kind_names(), ", ", -1);
+
+    g_assert_cmpuint(g_strv_length(listed), ==, FABRIC_KIND_MAX);
+    for (unsigned id = 1; id <= FABRIC_KIND_MAX; id++) {
+        const char *name = fabric_kind_name(id);
+        const FabricKind *k = fabric_kind_find(name);
+
+        g_assert_nonnull(name);
+        g_assert_cmpuint(fabric_kind_lookup(name), ==, id);
+        g_assert_true(g_strv_contains((const char *const *)listed, name));
+        g_assert_nonnull(k);
+        g_assert_cmpstr(k->name, ==, name);
+    }
+    g_assert_null(fabric_kind_name(0));
+    g_assert_null(fabric_kind_name(FABRIC_KIND_MAX + 1));
+    g_assert_cmpuint(fabric_kind_lookup("tgr"), ==, 0);
+    g_assert_cmpuint(fabric_kind_lookup(NULL), ==, 0);
+    g_assert_null(fabric_kind_find("tgr"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/topology/kinds", test_kinds);
+    g_test_add_func("/topology/kind-names", test_kind_names);
     g_test_add_func("/topology/nodes", test_nodes);
     g_test_add_func("/topology/ps1", test_ps1);
     g_test_add_func("/topology/myrinet", test_myrinet);

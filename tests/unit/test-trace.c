@@ -1,5 +1,5 @@
 /*
- * Unit tests for vcluster's trace module (images/vcluster/trace.c): the
+ * Unit tests for vcluster's trace module (host-cli/trace.c): the
  * pcapng reader on files that fabricd's capture.c writes and on files
  * built block by block here (malformed ones among them), the digest, and
  * the comparison of two runs.
