@@ -11,27 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "proto/base.h"   /* little-endian get/put helpers */
-
-#define BT_SHB          0x0a0d0d0au
-#define BT_IDB          0x00000001u
-#define BT_PB           0x00000002u     /* obsolete Packet Block */
-#define BT_SPB          0x00000003u     /* Simple Packet Block */
-#define BT_EPB          0x00000006u
-#define BYTE_ORDER_MAGIC 0x1a2b3c4du
-#define BYTE_ORDER_SWAPPED 0x4d3c2b1au
-
-#define OPT_ENDOFOPT    0
-#define OPT_COMMENT     1
-#define OPT_IF_NAME     2
-#define OPT_IF_TSRESOL  9
-#define OPT_IF_TSOFFSET 14
-#define OPT_EPB_FLAGS   2
-
-#define SHB_MIN_LEN     28      /* header, magic, version, section length */
-#define IDB_MIN_LEN     20
-#define EPB_MIN_LEN     32
-#define DEFAULT_TSRESOL 6       /* pcapng: microseconds without if_tsresol */
+#include "proto/base.h"   /* little-endian get helpers */
+#include "vcluster/fabric/pcapng.h"
 
 /* The digest's canonical stream starts with this, so a new one is told apart. */
 #define DIGEST_VERSION  "vcluster trace digest 1\n"
@@ -118,20 +99,20 @@ static int read_block(TraceReader *r, uint32_t *type, GError **err)
         return -1;
     }
     *type = fabric_get_le32(hdr);
-    if (*type == BT_SHB) {
+    if (*type == PCAPNG_BT_SHB) {
         /* the byte order of a section's lengths is its magic's */
         if (!read_exact(r, hdr + 8, 4, off + 8, err)) {
             return -1;
         }
         uint32_t magic = fabric_get_le32(hdr + 8);
 
-        if (magic == BYTE_ORDER_SWAPPED) {
+        if (magic == PCAPNG_BYTE_ORDER_SWAPPED) {
             format_error(err, r, off, "big-endian section: only "
                          "little-endian traces are read (fabricd writes "
                          "those)");
             return -1;
         }
-        if (magic != BYTE_ORDER_MAGIC) {
+        if (magic != PCAPNG_BYTE_ORDER_MAGIC) {
             format_error(err, r, off + 8, "bad byte-order magic 0x%08x in "
                          "the section header", magic);
             return -1;
@@ -159,8 +140,8 @@ static int read_block(TraceReader *r, uint32_t *type, GError **err)
         return -1;
     }
     g_byte_array_set_size(r->block, len);
-    memcpy(r->block->data, hdr, *type == BT_SHB ? 12 : 8);
-    if (*type == BT_SHB) {
+    memcpy(r->block->data, hdr, *type == PCAPNG_BT_SHB ? 12 : 8);
+    if (*type == PCAPNG_BT_SHB) {
         if (!read_exact(r, r->block->data + 12, len - 12, off + 12, err)) {
             return -1;
         }
@@ -198,7 +179,7 @@ static int next_option(TraceReader *r, size_t *at, size_t end,
     }
     *code = fabric_get_le16(b + *at);
     *len = fabric_get_le16(b + *at + 2);
-    if (*code == OPT_ENDOFOPT) {
+    if (*code == PCAPNG_OPT_ENDOFOPT) {
         *at = end;
         return 0;
     }
@@ -219,9 +200,10 @@ static gboolean read_shb(TraceReader *r, GError **err)
     const uint8_t *b = r->block->data;
     uint64_t off = r->pos - r->block->len;
 
-    if (r->block->len < SHB_MIN_LEN) {
+    if (r->block->len < PCAPNG_SHB_MIN_LEN) {
         format_error(err, r, off + 4, "section header of %u bytes is too "
-                     "short (at least %d)", r->block->len, SHB_MIN_LEN);
+                     "short (at least %d)", r->block->len,
+                     PCAPNG_SHB_MIN_LEN);
         return FALSE;
     }
     if (fabric_get_le16(b + 12) != 1) {
@@ -246,15 +228,16 @@ static gboolean read_idb(TraceReader *r, GError **err)
 {
     const uint8_t *b = r->block->data;
     uint64_t off = r->pos - r->block->len;
-    TraceIface ifc = { .tsresol = DEFAULT_TSRESOL };
+    TraceIface ifc = { .tsresol = PCAPNG_DEFAULT_TSRESOL };
     size_t at = 16;
     uint16_t code, len;
     const uint8_t *v;
     int got;
 
-    if (r->block->len < IDB_MIN_LEN) {
+    if (r->block->len < PCAPNG_IDB_MIN_LEN) {
         format_error(err, r, off + 4, "interface block of %u bytes is too "
-                     "short (at least %d)", r->block->len, IDB_MIN_LEN);
+                     "short (at least %d)", r->block->len,
+                     PCAPNG_IDB_MIN_LEN);
         return FALSE;
     }
     if (r->ifaces->len >= TRACE_MAX_INTERFACES) {
@@ -267,17 +250,17 @@ static gboolean read_idb(TraceReader *r, GError **err)
                               err)) > 0) {
         uint64_t opt_off = off + (v - b) - 4;
 
-        if (code == OPT_IF_NAME) {
+        if (code == PCAPNG_OPT_IF_NAME) {
             g_free(ifc.name);
             ifc.name = g_strndup((const char *)v, len);
-        } else if (code == OPT_IF_TSRESOL) {
+        } else if (code == PCAPNG_OPT_IF_TSRESOL) {
             if (len != 1) {
                 format_error(err, r, opt_off, "if_tsresol of %u bytes "
                              "(1)", len);
                 break;
             }
             ifc.tsresol = v[0];
-        } else if (code == OPT_IF_TSOFFSET) {
+        } else if (code == PCAPNG_OPT_IF_TSOFFSET) {
             if (len != 8) {
                 format_error(err, r, opt_off, "if_tsoffset of %u bytes "
                              "(8)", len);
@@ -439,9 +422,9 @@ static gboolean read_epb(TraceReader *r, TraceRecord *rec, GError **err)
     const uint8_t *v;
     int got;
 
-    if (blen < EPB_MIN_LEN) {
+    if (blen < PCAPNG_EPB_MIN_LEN) {
         format_error(err, r, off + 4, "packet block of %u bytes is too "
-                     "short (at least %d)", blen, EPB_MIN_LEN);
+                     "short (at least %d)", blen, PCAPNG_EPB_MIN_LEN);
         return FALSE;
     }
     memset(rec, 0, sizeof(*rec));
@@ -466,7 +449,7 @@ static gboolean read_epb(TraceReader *r, TraceRecord *rec, GError **err)
     }
     rec->caplen = fabric_get_le32(b + 20);
     rec->origlen = fabric_get_le32(b + 24);
-    if (rec->caplen > blen - EPB_MIN_LEN) {
+    if (rec->caplen > blen - PCAPNG_EPB_MIN_LEN) {
         format_error(err, r, off + 20, "captured length %u is longer than "
                      "the block holds", rec->caplen);
         return FALSE;
@@ -478,7 +461,7 @@ static gboolean read_epb(TraceReader *r, TraceRecord *rec, GError **err)
 
     g_string_truncate(r->comment, 0);
     while ((got = next_option(r, &at, blen - 4, &code, &len, &v, err)) > 0) {
-        if (code == OPT_EPB_FLAGS) {
+        if (code == PCAPNG_OPT_EPB_FLAGS) {
             if (len != 4) {
                 format_error(err, r, off + (v - b) - 4, "epb_flags of %u "
                              "bytes (4)", len);
@@ -486,7 +469,7 @@ static gboolean read_epb(TraceReader *r, TraceRecord *rec, GError **err)
             }
             rec->has_flags = TRUE;
             rec->flags = fabric_get_le32(v);
-        } else if (code == OPT_COMMENT) {
+        } else if (code == PCAPNG_OPT_COMMENT) {
             if (has_comment) {
                 g_string_append_c(r->comment, '\n');
             }
@@ -501,7 +484,7 @@ static gboolean read_epb(TraceReader *r, TraceRecord *rec, GError **err)
         rec->comment = r->comment->str;
         rec->comment_len = r->comment->len;
     }
-    rec->verdict = rec->flags & TRACE_EPB_CRC_ERROR ? TRACE_CORRUPTED
+    rec->verdict = rec->flags & PCAPNG_EPB_CRC_ERROR ? TRACE_CORRUPTED
                                                     : TRACE_DELIVERED;
     parse_comment(r, rec);
     r->records++;
@@ -559,20 +542,20 @@ gboolean trace_reader_next(TraceReader *r, TraceRecord *rec, GError **err)
             return FALSE;
         }
         switch (type) {
-        case BT_SHB:
+        case PCAPNG_BT_SHB:
             if (!read_shb(r, err)) {
                 return FALSE;
             }
             break;
-        case BT_IDB:
+        case PCAPNG_BT_IDB:
             if (!read_idb(r, err)) {
                 return FALSE;
             }
             break;
-        case BT_EPB:
+        case PCAPNG_BT_EPB:
             return read_epb(r, rec, err);
-        case BT_PB:
-        case BT_SPB:
+        case PCAPNG_BT_PB:
+        case PCAPNG_BT_SPB:
             /* packets we could not attribute: refuse, never skip them */
             format_error(err, r, r->pos - r->block->len, "block type %u "
                          "(a packet block other than an Enhanced Packet "

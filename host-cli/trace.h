@@ -35,10 +35,6 @@ typedef enum {
 #define TRACE_MAX_BLOCK         (1024 * 1024)
 #define TRACE_MAX_INTERFACES    65536
 
-/* epb_flags bits, as capture.h defines them */
-#define TRACE_EPB_INBOUND       0x00000001u
-#define TRACE_EPB_CRC_ERROR     0x01000000u
-
 /* What became of a copy, from its comment and its flags. */
 typedef enum {
     TRACE_DELIVERED,            /* delivered intact */

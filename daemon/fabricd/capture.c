@@ -1,5 +1,6 @@
 /*
- * Minimal pcapng writer: SHB, IDBs, EPBs, all little-endian.
+ * Minimal pcapng writer: SHB, IDBs, EPBs, all little-endian (the format
+ * is vcluster/fabric/pcapng.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -10,19 +11,6 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "proto/base.h"   /* little-endian put helpers */
-
-#define BT_SHB          0x0a0d0d0au
-#define BT_IDB          0x00000001u
-#define BT_EPB          0x00000006u
-#define BYTE_ORDER_MAGIC 0x1a2b3c4du
-
-#define OPT_ENDOFOPT    0
-#define OPT_COMMENT     1
-#define OPT_SHB_USERAPPL 4
-#define OPT_IF_NAME     2
-#define OPT_IF_TSRESOL  9
-#define OPT_EPB_FLAGS   2
 
 struct Capture {
     FILE *f;
@@ -33,54 +21,13 @@ struct Capture {
     GByteArray *block;      /* scratch space for building one block */
 };
 
-static void put32(GByteArray *b, uint32_t v)
-{
-    uint8_t le[4];
-
-    fabric_put_le32(le, v);
-    g_byte_array_append(b, le, 4);
-}
-
-static void put16(GByteArray *b, uint16_t v)
-{
-    uint8_t le[2];
-
-    fabric_put_le16(le, v);
-    g_byte_array_append(b, le, 2);
-}
-
-static void pad4(GByteArray *b)
-{
-    static const uint8_t zeros[3];
-
-    g_byte_array_append(b, zeros, (4 - b->len % 4) % 4);
-}
-
-static void put_option(GByteArray *b, uint16_t code, const void *value,
-                       uint16_t len)
-{
-    put16(b, code);
-    put16(b, len);
-    g_byte_array_append(b, value, len);
-    pad4(b);
-}
-
-static void begin_block(GByteArray *b, uint32_t type)
-{
-    g_byte_array_set_size(b, 0);
-    put32(b, type);
-    put32(b, 0);            /* total length, patched by end_block() */
-}
-
 /* Close the option list, append the trailing length and write it out. */
 static bool end_block(Capture *c, GError **err)
 {
     GByteArray *b = c->block;
 
-    put16(b, OPT_ENDOFOPT);
-    put16(b, 0);
-    put32(b, b->len + 4);
-    fabric_put_le32(b->data + 4, b->len);
+    pcapng_put_endofopt(b);
+    pcapng_block_end(b, 0);
     if (fwrite(b->data, 1, b->len, c->f) != b->len) {
         c->failed = true;
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno),
@@ -95,13 +42,14 @@ static bool write_headers(Capture *c, uint32_t linktype, GError **err)
     static const char appl[] = "vcluster fabricd";
     GByteArray *b = c->block;
 
-    begin_block(b, BT_SHB);
-    put32(b, BYTE_ORDER_MAGIC);
-    put16(b, 1);            /* major version */
-    put16(b, 0);            /* minor version */
-    put32(b, 0xffffffffu);  /* section length: unknown */
-    put32(b, 0xffffffffu);
-    put_option(b, OPT_SHB_USERAPPL, appl, sizeof(appl) - 1);
+    g_byte_array_set_size(b, 0);
+    pcapng_block_begin(b, PCAPNG_BT_SHB);
+    pcapng_put32(b, PCAPNG_BYTE_ORDER_MAGIC);
+    pcapng_put16(b, PCAPNG_VERSION_MAJOR);
+    pcapng_put16(b, PCAPNG_VERSION_MINOR);
+    pcapng_put32(b, 0xffffffffu);  /* section length: unknown */
+    pcapng_put32(b, 0xffffffffu);
+    pcapng_put_option(b, PCAPNG_OPT_SHB_USERAPPL, appl, sizeof(appl) - 1);
     if (!end_block(c, err)) {
         return false;
     }
@@ -111,12 +59,13 @@ static bool write_headers(Capture *c, uint32_t linktype, GError **err)
         uint8_t tsresol = 9;        /* timestamps in nanoseconds */
         int n = g_snprintf(name, sizeof(name), "node%u", i);
 
-        begin_block(b, BT_IDB);
-        put16(b, linktype);
-        put16(b, 0);                /* reserved */
-        put32(b, 0);                /* snaplen: no limit */
-        put_option(b, OPT_IF_NAME, name, n);
-        put_option(b, OPT_IF_TSRESOL, &tsresol, 1);
+        g_byte_array_set_size(b, 0);
+        pcapng_block_begin(b, PCAPNG_BT_IDB);
+        pcapng_put16(b, linktype);
+        pcapng_put16(b, 0);                /* reserved */
+        pcapng_put32(b, 0);                /* snaplen: no limit */
+        pcapng_put_option(b, PCAPNG_OPT_IF_NAME, name, n);
+        pcapng_put_option(b, PCAPNG_OPT_IF_TSRESOL, &tsresol, 1);
         if (!end_block(c, err)) {
             return false;
         }
@@ -178,18 +127,19 @@ bool capture_write(Capture *c, unsigned iface, uint64_t ts_ns,
         return false;
     }
     g_return_val_if_fail(iface < c->nodes, false);
-    begin_block(b, BT_EPB);
-    put32(b, iface);
-    put32(b, ts_ns >> 32);
-    put32(b, (uint32_t)ts_ns);
-    put32(b, len);          /* captured length */
-    put32(b, len);          /* original length */
+    g_byte_array_set_size(b, 0);
+    pcapng_block_begin(b, PCAPNG_BT_EPB);
+    pcapng_put32(b, iface);
+    pcapng_put32(b, ts_ns >> 32);
+    pcapng_put32(b, (uint32_t)ts_ns);
+    pcapng_put32(b, len);          /* captured length */
+    pcapng_put32(b, len);          /* original length */
     g_byte_array_append(b, data, len);
-    pad4(b);
+    pcapng_pad4(b);
     fabric_put_le32(flags, epb_flags);
-    put_option(b, OPT_EPB_FLAGS, flags, 4);
+    pcapng_put_option(b, PCAPNG_OPT_EPB_FLAGS, flags, 4);
     if (comment) {
-        put_option(b, OPT_COMMENT, comment, strlen(comment));
+        pcapng_put_option(b, PCAPNG_OPT_COMMENT, comment, strlen(comment));
     }
     if (!end_block(c, err)) {
         return false;

@@ -1,6 +1,7 @@
 /*
  * pcapng writer for fabricd: one interface per node, one Enhanced Packet
- * Block per delivered copy.  docs/wire-protocol.md describes the format.
+ * Block per delivered copy.  The format's constants (link types, flags)
+ * are in vcluster/fabric/pcapng.h; docs/wire-protocol.md describes it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -11,12 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PCAP_LINKTYPE_ETHERNET  1
-#define PCAP_LINKTYPE_USER0     147     /* fabric header + payload */
-
-/* epb_flags bits */
-#define PCAPNG_EPB_INBOUND      0x00000001u
-#define PCAPNG_EPB_CRC_ERROR    0x01000000u
+#include "vcluster/fabric/pcapng.h"
 
 typedef struct Capture Capture;
 

@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "proto/base.h"
+#include "vcluster/fabric/pcapng.h"
 #include "trace.h"
 
 #define INB PCAPNG_EPB_INBOUND
@@ -315,89 +316,54 @@ static void test_comment_forms(void)
 
 /* ---- files built block by block ---- */
 
-static void put16(GByteArray *b, uint16_t v)
-{
-    uint8_t le[2];
-
-    fabric_put_le16(le, v);
-    g_byte_array_append(b, le, 2);
-}
-
-static void put32(GByteArray *b, uint32_t v)
-{
-    uint8_t le[4];
-
-    fabric_put_le32(le, v);
-    g_byte_array_append(b, le, 4);
-}
-
-static void pad4(GByteArray *b)
-{
-    static const uint8_t zeros[3];
-
-    g_byte_array_append(b, zeros, (4 - b->len % 4) % 4);
-}
-
-static void put_opt(GByteArray *b, uint16_t code, const void *v, uint16_t len)
-{
-    put16(b, code);
-    put16(b, len);
-    g_byte_array_append(b, v, len);
-    pad4(b);
-}
-
-static void put_endopt(GByteArray *b)
-{
-    put32(b, 0);
-}
-
 /* Append a block: type, total length, body, total length again. */
 static void put_block(GByteArray *file, uint32_t type, GByteArray *body)
 {
-    put32(file, type);
-    put32(file, body->len + 12);
+    size_t start = file->len;
+
+    pcapng_block_begin(file, type);
     g_byte_array_append(file, body->data, body->len);
-    put32(file, body->len + 12);
+    pcapng_block_end(file, start);
     g_byte_array_set_size(body, 0);
 }
 
 static void put_shb(GByteArray *file, GByteArray *body, const char *appl)
 {
-    put32(body, 0x1a2b3c4d);
-    put16(body, 1);
-    put16(body, 0);
-    put32(body, 0xffffffff);
-    put32(body, 0xffffffff);
+    pcapng_put32(body, PCAPNG_BYTE_ORDER_MAGIC);
+    pcapng_put16(body, PCAPNG_VERSION_MAJOR);
+    pcapng_put16(body, PCAPNG_VERSION_MINOR);
+    pcapng_put32(body, 0xffffffff);
+    pcapng_put32(body, 0xffffffff);
     if (appl) {
-        put_opt(body, 4, appl, strlen(appl));
-        put_endopt(body);
+        pcapng_put_option(body, PCAPNG_OPT_SHB_USERAPPL, appl, strlen(appl));
+        pcapng_put_endofopt(body);
     }
-    put_block(file, 0x0a0d0d0a, body);
+    put_block(file, PCAPNG_BT_SHB, body);
 }
 
 /* tsresol < 0: no if_tsresol option. */
 static void put_idb(GByteArray *file, GByteArray *body, const char *name,
                     int tsresol, const int64_t *tsoffset)
 {
-    put16(body, PCAP_LINKTYPE_USER0);
-    put16(body, 0);
-    put32(body, 0);
+    pcapng_put16(body, PCAP_LINKTYPE_USER0);
+    pcapng_put16(body, 0);
+    pcapng_put32(body, 0);
     if (tsoffset) {
         uint8_t le[8];
 
         fabric_put_le64(le, (uint64_t)*tsoffset);
-        put_opt(body, 14, le, 8);
+        pcapng_put_option(body, PCAPNG_OPT_IF_TSOFFSET, le, 8);
     }
     if (name) {
-        put_opt(body, 2, name, strlen(name));
+        pcapng_put_option(body, PCAPNG_OPT_IF_NAME, name, strlen(name));
     }
     if (tsresol >= 0) {
         uint8_t r = tsresol;
 
-        put_opt(body, 9, &r, 1);
+        pcapng_put_option(body, PCAPNG_OPT_IF_TSRESOL, &r, 1);
     }
-    put_endopt(body);
-    put_block(file, 1, body);
+    pcapng_put_endofopt(body);
+    put_block(file, PCAPNG_BT_IDB, body);
 }
 
 static void put_epb(GByteArray *file, GByteArray *body, const Rec *rec,
@@ -406,21 +372,22 @@ static void put_epb(GByteArray *file, GByteArray *body, const Rec *rec,
     uint8_t data[2048], le[4];
 
     fill(data, rec->len, rec->seed);
-    put32(body, rec->iface);
-    put32(body, units >> 32);
-    put32(body, (uint32_t)units);
-    put32(body, rec->len);
-    put32(body, rec->len);
+    pcapng_put32(body, rec->iface);
+    pcapng_put32(body, units >> 32);
+    pcapng_put32(body, (uint32_t)units);
+    pcapng_put32(body, rec->len);
+    pcapng_put32(body, rec->len);
     g_byte_array_append(body, data, rec->len);
-    pad4(body);
+    pcapng_pad4(body);
     /* options in the other order than capture.c's, for the digest */
     if (rec->comment) {
-        put_opt(body, 1, rec->comment, strlen(rec->comment));
+        pcapng_put_option(body, PCAPNG_OPT_COMMENT, rec->comment,
+                          strlen(rec->comment));
     }
     fabric_put_le32(le, rec->flags);
-    put_opt(body, 2, le, 4);
-    put_endopt(body);
-    put_block(file, 6, body);
+    pcapng_put_option(body, PCAPNG_OPT_EPB_FLAGS, le, 4);
+    pcapng_put_endofopt(body);
+    put_block(file, PCAPNG_BT_EPB, body);
 }
 
 static char *save(const char *dir, const char *name, GByteArray *file)
@@ -446,9 +413,9 @@ static GByteArray *build_base(void)
         put_idb(file, body, name, 9, NULL);
     }
     /* an Interface Statistics Block (type 5), which the reader skips */
-    put32(body, 0);
-    put32(body, 0);
-    put32(body, 0);
+    pcapng_put32(body, 0);
+    pcapng_put32(body, 0);
+    pcapng_put32(body, 0);
     put_block(file, 5, body);
     for (size_t i = 0; i < N_BASE; i++) {
         put_epb(file, body, &base[i], base[i].ts);
@@ -692,13 +659,15 @@ static void test_malformed(void)
          epb_off + epb_len - 4, "trailing length");
     CASE("shb-short.pcapng",
          { g_byte_array_set_size(f, 0);
-           put32(f, 0x0a0d0d0a); put32(f, 24); put32(f, 0x1a2b3c4d);
-           put32(f, 1); put32(f, 0); put32(f, 24); }, 4,
+           pcapng_put32(f, PCAPNG_BT_SHB); pcapng_put32(f, 24);
+           pcapng_put32(f, PCAPNG_BYTE_ORDER_MAGIC); pcapng_put32(f, 1);
+           pcapng_put32(f, 0); pcapng_put32(f, 24); }, 4,
          "section header of 24 bytes is too short");
     /* an EPB shorter than its fixed part; caplen past the block */
     CASE("epb-short.pcapng",
          { g_byte_array_set_size(f, epb_off);
-           put32(f, 6); put32(f, 16); put32(f, 0); put32(f, 16); },
+           pcapng_put32(f, PCAPNG_BT_EPB); pcapng_put32(f, 16);
+           pcapng_put32(f, 0); pcapng_put32(f, 16); },
          epb_off + 4, "packet block of 16 bytes is too short");
     CASE("caplen.pcapng", fabric_put_le32(f->data + epb_off + 20, 4096),
          epb_off + 20, "captured length 4096 is longer than the block");
