@@ -296,3 +296,13 @@ GArray *cluster_parse_nodes(Cluster *c, const char *spec, GError **err)
     }
     return ids;
 }
+
+char *run_trace_path(const char *run_dir, const char *kind)
+{
+    return g_strdup_printf("%s/trace-%s.pcapng", run_dir, kind);
+}
+
+char *run_output_path(const char *run_dir, int node)
+{
+    return g_strdup_printf("%s/node%d.out", run_dir, node);
+}

@@ -25,16 +25,6 @@
 #define RUN_TIMEOUT_S 1800
 #define RUN_EXIT_TAG "vcluster-run: exit "
 
-char *run_trace_path(const char *run_dir, const char *kind)
-{
-    return g_strdup_printf("%s/trace-%s.pcapng", run_dir, kind);
-}
-
-char *run_output_path(const char *run_dir, int node)
-{
-    return g_strdup_printf("%s/node%d.out", run_dir, node);
-}
-
 /* One argument is a shell command line; several are quoted words. */
 static char *run_script_text(char **argv, int argc)
 {

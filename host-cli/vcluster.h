@@ -172,10 +172,11 @@ gboolean myrinet_prepare(Cluster *c, const char *file, GError **err);
 /* RUN/fabric-myrinet/routes/node<I>: what the guest gets through fw_cfg. */
 char *myrinet_routes_file(Cluster *c, int node);
 
-/* ---- node.c: the QEMU of each node ---- */
-/* Arguments our cluster needs whatever starts QEMU (direct or libvirt). */
+/* ---- node_args.c: what our cluster gives QEMU, direct or libvirt ---- */
 GPtrArray *node_device_args(Cluster *c, const VcPaths *p, int node);
 char *node_kernel_cmdline(Cluster *c, int node);
+
+/* ---- node.c: the QEMU of each node ---- */
 gboolean node_start_direct(Cluster *c, const VcPaths *p, int node,
                            GError **err);
 void node_stop_direct(Cluster *c, int node);
@@ -223,7 +224,10 @@ void up_option_entries(UpOptions *o, GOptionContext *ctx);
 void up_options_clear(UpOptions *o);
 int up_cluster(const UpOptions *o, const char *cmd, Cluster **out);
 
-/* `vcluster run` (cmd_run.c): the files of a run directory. */
+/*
+ * The files of a `vcluster run` directory (cluster.c), which the node and
+ * fabric starters name too (cmd_run.c runs the experiment).
+ */
 #define VC_RUN_SCRIPT "command.sh"
 char *run_trace_path(const char *run_dir, const char *kind);
 char *run_output_path(const char *run_dir, int node);
