@@ -4,6 +4,8 @@
 #   make         QEMU, fabricd, vcluster, guest image
 #   make check   all tests, ending with "N passed, N failed, N skipped"
 #   make demo    deps, build, boot a 4-node cluster, run the demo, shut down
+#   make help    these targets and one per component (qemu, fabricd, vcluster,
+#                ps1, myri, myri-fw, tgr, libps, libpsock, libtgr, image, ...)
 #   make check-fresh      demo and check in a clone of HEAD with every cache empty
 #   make bench-platform   boot and exec timings -> build/bench/platform.tsv
 #   make bench-ps1        ParaStation paper's benchmarks -> build/bench/ps1.tsv
@@ -151,6 +153,53 @@ GUEST_TOOLS += $(GUEST_TOOLS_PLAIN)
 $(GUEST_TOOLS_PLAIN): $(B)/guest/bin/%: images/guest-tools/%.c $(GUEST_TOOL_COMMON)
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) $(GUEST_TOOL_CFLAGS) -o $@ $<
+
+# --- one target per component (make help lists them) ---
+# A driver's target builds its module and its test tool; a library's, the
+# library and the programs that test or measure it.
+COMPONENTS := qemu qemu-asan fabric-lib fabricd vcluster ps1 myri myri-fw tgr \
+	libps libpsock libtgr apps guest-tools image
+.PHONY: $(COMPONENTS) help
+fabric-lib: $(FABRIC_LIB)
+fabricd: $(B)/bin/fabricd $(B)/bin/fabricctl
+vcluster: $(B)/bin/vcluster
+ps1: $(B)/guest/modules/ps1.ko $(B)/guest/bin/ps1test
+myri: $(B)/guest/modules/myri.ko $(B)/guest/bin/myritest
+tgr: $(B)/guest/modules/tgr.ko $(B)/guest/bin/tgrtest
+libps: $(B)/guest/lib/libps.a $(B)/guest/bin/pstest $(B)/guest/bin/psstress
+libpsock: $(B)/guest/lib/libpsock.so $(B)/guest/bin/psocktest $(B)/guest/bin/tcpbench
+libtgr: $(B)/guest/lib/libtgr.a $(B)/guest/bin/tgrbench $(B)/guest/bin/tgrcheck
+apps: $(APPS_MPI_PROGS) $(APPS_PVM_PROGS)
+guest-tools: $(GUEST_TOOLS)
+
+help:
+	@echo 'make [all]          everything below but qemu-asan, incrementally'
+	@echo 'make deps           the Debian packages (root)'
+	@echo 'make check          every test; ends "N passed, N failed, N skipped"'
+	@echo 'make demo           deps, build, boot 4 nodes, run the demo, shut down'
+	@echo 'make check-fresh    demo and check in a clone of HEAD, every cache empty'
+	@echo 'make fuzz           the long fuzz runs (devices and fabricd)'
+	@echo 'make bench-*        benchmarks: platform ps1 myri tgr rv32 lockstep'
+	@echo '                    sockets sockets-lockstep (build/bench/*.tsv)'
+	@echo
+	@echo 'Components, each with what it needs:'
+	@echo '  qemu         our QEMU 7.2 with the three cards (build/qemu)'
+	@echo '  qemu-asan    the same with ASan and UBSan (build/qemu-asan)'
+	@echo '  fabric-lib   the fabric library: kinds, topologies, routes (host-lib/fabric)'
+	@echo '  fabricd      fabricd and fabricctl (daemon/fabricd)'
+	@echo '  vcluster     the launcher (host-cli)'
+	@echo '  tools        fabricd, fabricctl and vcluster'
+	@echo '  ps1          ps1.ko and ps1test (guest-driver/ps1)'
+	@echo '  myri         myri.ko and myritest (guest-driver/myri)'
+	@echo '  myri-fw      the Myrinet card firmware, mcp.bin (guest-driver/myri/mcp)'
+	@echo '  tgr          tgr.ko and tgrtest (guest-driver/tgr)'
+	@echo '  libps        the ParaStation library, pstest, psstress (guest-lib/parastation)'
+	@echo '  libpsock     ParaStation sockets, libpsock.so, psocktest, tcpbench'
+	@echo '  libtgr       libtgr, tgrbench, tgrcheck (guest-lib/tgr)'
+	@echo '  apps         the MPI and PVM programs (images/guest-tools/mpi, pvm)'
+	@echo '  guest-tools  every program and library the guests run'
+	@echo '  image        the guest image (build/image/initramfs.cpio.gz)'
+	@echo 'V=1 shows the commands.'
 
 # --- guest image: rebuilt only when its inputs change ---
 # (IMAGE_EXTRA: what else a fragment's part of the image depends on)

@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The rooms of docs/architecture.md, checked on the tree and the build: the
+# launcher has a folder of its own and links the fabric library, not
+# fabricd's models; images/ holds only what builds and fills the guest
+# image; the pcapng format is defined once; no two of the launcher's files
+# call each other; every component that `make help` names is a target.
+# Needs the host tools built (make check builds them first).
+set -u
+. "$(dirname "$0")/../lib.sh"
+plan 6
+cd "$TOP" || exit 1
+
+# 1. The launcher's sources are in host-cli/, none in images/.
+stray=$(find images -name '*.c' -not -path 'images/guest-tools/*' | sort)
+check "images/ holds no host program (the launcher is in host-cli/)" \
+	test -z "$stray" -a -f host-cli/main.c
+[ -z "$stray" ] || echo "$stray" | sed 's/^/  /'
+
+# 2. The launcher's link line: the fabric library, and nothing of fabricd.
+link=$(make -n -B V=1 build/bin/vcluster 2>/dev/null | grep -e '-o build/bin/vcluster ')
+case $link in
+*libvcfabric.a*) lib=yes ;;
+*) lib=no ;;
+esac
+case $link in
+*daemon/fabricd*|*libfabricd.a*|*libfabric.a*) models=yes ;;
+*) models=no ;;
+esac
+check "vcluster links the fabric library and none of fabricd's parts" \
+	test "$lib" = yes -a "$models" = no
+[ "$lib" = yes ] && [ "$models" = no ] || echo "  link line: $link"
+
+# 3. ... and the binary holds no symbol of fabricd's parts.
+both=""
+if [ -f build/lib/libfabricd.a ] && [ -f build/bin/vcluster ]; then
+	nm --defined-only build/lib/libfabricd.a 2>/dev/null |
+		awk 'NF == 3 && $2 ~ /[TDRB]/ { print $3 }' | sort -u > "$TOP/build/.rooms-fabricd"
+	nm --defined-only build/bin/vcluster |
+		awk 'NF == 3 && $2 ~ /[TDRB]/ { print $3 }' | sort -u > "$TOP/build/.rooms-vcluster"
+	both=$(comm -12 "$TOP/build/.rooms-fabricd" "$TOP/build/.rooms-vcluster" | head -n 5)
+	rm -f "$TOP/build/.rooms-fabricd" "$TOP/build/.rooms-vcluster"
+	built=yes
+else
+	built=no
+fi
+check "the vcluster binary carries no fabricd code (built: $built)" \
+	test "$built" = yes -a -z "$both"
+[ -z "$both" ] || echo "$both" | sed 's/^/  fabricd symbol in vcluster: /'
+
+# 4. The pcapng format's constants are defined in its header only.
+defs=$(grep -rnE '^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Z_]*(BT_(SHB|IDB|EPB|PB|SPB)|BYTE_ORDER|OPT_(ENDOFOPT|COMMENT|IF_|EPB_|SHB_)|LINKTYPE|EPB_(INBOUND|CRC))' \
+	--include='*.[ch]' qemu-hw daemon host-lib host-cli guest-lib images include tests proto |
+	grep -v '^include/vcluster/fabric/pcapng.h:')
+check "the pcapng format is defined in include/vcluster/fabric/pcapng.h only" test -z "$defs"
+[ -z "$defs" ] || echo "$defs" | sed 's/^/  /'
+
+# 5. No two of the launcher's files call each other: the commands call the
+#    cores (cluster, node, fabric, agent, ...), never the other way.
+mutual=""
+objs=$(ls build/obj/host-cli/*.o 2>/dev/null)
+if [ -n "$objs" ]; then
+	for o in $objs; do
+		n=$(basename "$o" .o)
+		nm "$o" | awk -v n="$n" 'NF == 3 && $2 ~ /[TDRB]/ { print "D", n, $3 }
+			NF == 2 && $1 == "U" { print "U", n, $2 }'
+	done > "$TOP/build/.rooms-syms"
+	mutual=$(awk '$1 == "D" { def[$3] = $2 }
+		$1 == "U" { use[NR] = $2 " " $3 }
+		END {
+			for (i in use) {
+				split(use[i], u, " ")
+				if ((u[2] in def) && def[u[2]] != u[1])
+					edge[u[1] " " def[u[2]]] = 1
+			}
+			for (e in edge) {
+				split(e, p, " ")
+				if ((p[2] " " p[1]) in edge && p[1] < p[2])
+					print p[1] ".c <-> " p[2] ".c"
+			}
+		}' "$TOP/build/.rooms-syms")
+	rm -f "$TOP/build/.rooms-syms"
+fi
+check "no two of the launcher's files call each other" \
+	test -n "$objs" -a -z "$mutual"
+[ -z "$mutual" ] || echo "$mutual" | sed 's/^/  /'
+
+# 6. Each component in `make help` is a target make knows.
+names=$(make --no-print-directory help | sed -n 's/^  \([a-z0-9-]*\) .*/\1/p')
+missing=""
+for c in $names; do
+	make -n --no-print-directory "$c" >/dev/null 2>&1 || missing="$missing $c"
+done
+check "every component make help names is a target ($(echo $names | wc -w) named)" \
+	test -n "$names" -a -z "$missing"
+[ -z "$missing" ] || echo "  not targets:$missing"
