@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LANai-style Myrinet card (PCI 14c1:8043) driver: PCI probe/remove,
- * interrupts, the MCP watchdog and the module parameters.
+ * LANai-style Myrinet card (PCI 14c1:8043) driver: PCI probe/remove, the
+ * card's state, interrupts, the MCP watchdog and the module parameters.
  *
  * The card runs firmware (the MCP) that implements a reliable protocol
  * and moves data between the network and user memory itself. The driver
@@ -9,6 +9,14 @@
  * gets its SRAM send slots, a doorbell page and a receive region in host
  * memory, all mapped), lets them sleep until the MCP notifies them, and
  * notices when the MCP dies.
+ *
+ * This file and myri_load.c are the driver's core. They call each other
+ * on purpose: probe, remove and the watchdog start and stop the MCP
+ * (myri_load(), myri_stop()), and a load moves the card's state, which
+ * lives here (myri_die(), myri_set_down(), myri_halted()). The helpers
+ * (myri_ctx.c, myri_file.c, myri_sysfs.c) call the core; the core reaches
+ * them only through the tables it registers (myri_ctx_ops, myri_fops,
+ * myri_groups) and myri_sysfs_init().
  *
  * Card: docs/hw/lanai.md. Driver: docs/myri-driver.md.
  */
@@ -160,6 +168,40 @@ void myri_set_down(struct myri_dev *dev, int err, const char *fmt, ...)
 	else
 		dev_err(&dev->pdev->dev, "%s\n", msg);
 	myri_wake_all(dev);
+}
+
+const char *myri_halt_name(u32 cause)
+{
+	static const char *const names[] = {
+		[LANAI_HALT_NONE] = "no halt",
+		[LANAI_HALT_FETCH] = "fetch outside SRAM",
+		[LANAI_HALT_LOAD] = "load outside SRAM",
+		[LANAI_HALT_STORE] = "store outside SRAM",
+		[LANAI_HALT_MISALIGNED] = "misaligned access",
+		[LANAI_HALT_ILLEGAL] = "illegal instruction",
+		[LANAI_HALT_EBREAK] = "ebreak",
+		[LANAI_HALT_ECALL] = "ecall",
+		[LANAI_HALT_WDOG] = "watchdog",
+	};
+
+	return cause < ARRAY_SIZE(names) ? names[cause] : "unknown halt cause";
+}
+
+const char *myri_panic_name(u32 code)
+{
+	static const char *const names[] = {
+		[MCP_PANIC_NONE] = "no panic code",
+		[MCP_PANIC_MAGIC] = "bad mcp_global magic",
+		[MCP_PANIC_ABI] = "bad mcp_global ABI",
+		[MCP_PANIC_NODES] = "bad node or nodes",
+		[MCP_PANIC_SRAM] = "bad SRAM size",
+		[MCP_PANIC_PARAMS] = "bad parameter",
+		[MCP_PANIC_DMA] = "host DMA failed",
+		[MCP_PANIC_RX_ARM] = "network receive refused",
+	};
+
+	return code < ARRAY_SIZE(names) && names[code] ? names[code] :
+							 "unknown panic code";
 }
 
 /*
@@ -383,6 +425,7 @@ static struct myri_dev *myri_alloc(struct pci_dev *pdev)
 	}
 	kref_init(&dev->kref);
 	dev->pdev = pci_dev_get(pdev);
+	dev->ctx_ops = &myri_ctx_ops;
 	dev->index = index;
 	snprintf(dev->name, sizeof(dev->name), "%s%d", MYRI_NAME, index);
 	dev->bar_phys = pci_resource_start(pdev, 0);
