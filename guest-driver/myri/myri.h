@@ -24,6 +24,7 @@
 
 #include "vcluster/hw/lanai_regs.h"
 #include "vcluster/fw/myri_mcp_if.h"
+#include "vcluster/nic_driver.h"
 #include "uapi/myri_ioctl.h"
 
 #define MYRI_NAME		"myri"
@@ -175,8 +176,7 @@ struct myri_ctx {
 struct myri_file {
 	struct myri_dev *dev;
 	struct file *file;
-	struct pid *pid;
-	struct list_head node;		/* in dev->files */
+	struct nic_opener opener;	/* in dev->files */
 	struct myri_ctx *ctx;		/* set once, under dev->lock */
 	struct list_head ctx_node;	/* in ctx->files */
 	u32 mode;			/* MYRI_CTX_EXCL/SHARED/JOIN */

@@ -36,7 +36,6 @@
 
 #include "myri.h"
 
-#define MYRI_POOL_KB_MAX	(64 * 1024)
 #define MYRI_MONITOR_MS		500
 
 static char *fw = "myri/mcp.bin";
@@ -352,23 +351,6 @@ static void myri_monitor(struct work_struct *work)
 
 /* ---- PCI ---- */
 
-static int myri_setup_irq(struct myri_dev *dev)
-{
-	struct pci_dev *pdev = dev->pdev;
-	int ret;
-
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	dev->msi = pdev->msi_enabled;
-	dev->irq = pci_irq_vector(pdev, 0);
-	ret = request_irq(dev->irq, myri_irq, dev->msi ? 0 : IRQF_SHARED,
-			  dev->name, dev);
-	if (ret)
-		pci_free_irq_vectors(pdev);
-	return ret;
-}
-
 /* Map the BAR: SRAM write-combining, the register blocks uncached. */
 static int myri_map(struct myri_dev *dev)
 {
@@ -490,13 +472,13 @@ static int myri_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev->node = node;
 	}
 
-	dev->pool_size = PAGE_ALIGN((size_t)pool_kb * 1024);
-	dev->pool = vmalloc_user(dev->pool_size);
+	dev->pool = nic_pool_alloc(pool_kb, &dev->pool_size);
 	if (!dev->pool) {
 		ret = -ENOMEM;
 		goto err_put;
 	}
-	ret = myri_setup_irq(dev);
+	ret = nic_irq_setup(pdev, myri_irq, NULL, dev->name, dev, &dev->irq,
+			    &dev->msi);
 	if (ret) {
 		dev_err(d, "cannot set up the interrupt: %d\n", ret);
 		goto err_put;
@@ -602,11 +584,8 @@ static int __init myri_init(void)
 		       MCP_MAX_NODES - 1);
 		return -EINVAL;
 	}
-	if (pool_kb < 4 || pool_kb > MYRI_POOL_KB_MAX) {
-		pr_err("%s: pool_kb=%u out of range (4..%u)\n", MYRI_NAME,
-		       pool_kb, MYRI_POOL_KB_MAX);
+	if (nic_pool_kb_check(MYRI_NAME, pool_kb))
 		return -EINVAL;
-	}
 	if (!fw || !*fw || strlen(fw) >= MYRI_FW_NAME_MAX) {
 		pr_err("%s: fw= must name a file (< %u characters)\n",
 		       MYRI_NAME, MYRI_FW_NAME_MAX);

@@ -28,6 +28,7 @@
 #include "vcluster/hw/tgr_regs.h"
 #include "uapi/tgr_ioctl.h"
 #include "vcluster/tgr_qlogic.h"
+#include "vcluster/nic_driver.h"
 
 #define TGR_NAME		"tgr"
 #define TGR_VERSION_STR		"1.0"

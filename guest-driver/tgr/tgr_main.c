@@ -339,23 +339,6 @@ static irqreturn_t tgr_irq_thread(int irq, void *data)
 
 /* ---- PCI ---- */
 
-static int tgr_setup_irq(struct tgr_dev *dev)
-{
-	struct pci_dev *pdev = dev->pdev;
-	int ret;
-
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	dev->msi = pdev->msi_enabled;
-	dev->irq = pci_irq_vector(pdev, 0);
-	ret = request_threaded_irq(dev->irq, tgr_irq, tgr_irq_thread,
-				   dev->msi ? 0 : IRQF_SHARED, dev->name, dev);
-	if (ret)
-		pci_free_irq_vectors(pdev);
-	return ret;
-}
-
 static int tgr_map_bars(struct tgr_dev *dev)
 {
 	struct pci_dev *pdev = dev->pdev;
@@ -489,7 +472,8 @@ static int tgr_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_quiesce;
 	pci_set_drvdata(pdev, dev);
-	ret = tgr_setup_irq(dev);
+	ret = nic_irq_setup(pdev, tgr_irq, tgr_irq_thread, dev->name, dev,
+			    &dev->irq, &dev->msi);
 	if (ret) {
 		dev_err(d, "cannot set up the interrupt: %d\n", ret);
 		goto err_quiesce;
