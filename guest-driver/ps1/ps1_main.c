@@ -24,7 +24,6 @@
 
 #include "ps1.h"
 
-
 static int node = -1;
 module_param(node, int, 0444);
 MODULE_PARM_DESC(node, "node id of this board (0..65535; -1: keep the board's NODE)");

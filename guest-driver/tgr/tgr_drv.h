@@ -130,8 +130,8 @@ struct tgr_queue {
 	struct page **pool;		/* pool_pages pages, vmapped */
 	u32 pool_pages;
 	void *pool_va;
-	struct tgr_seg *seg;		/* the hardware buffer's export; NULL:
-					 * withdrawn (it held the NI too long) */
+	/* the hardware buffer's export; NULL: withdrawn (it held the NI too long) */
+	struct tgr_seg *seg;
 	struct page **seg_pages;
 	struct tgr_ctx *ctx;		/* the owner */
 	long charged;			/* pages counted in ctx->pinned */
