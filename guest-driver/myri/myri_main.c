@@ -479,10 +479,8 @@ static int myri_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	ret = nic_irq_setup(pdev, myri_irq, NULL, dev->name, dev, &dev->irq,
 			    &dev->msi);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	if (ret)
 		goto err_put;
-	}
 	pci_set_drvdata(pdev, dev);
 
 	/* a failed load is not fatal: state says why, sysfs reset retries */
@@ -490,16 +488,9 @@ static int myri_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	myri_load(dev);
 	mutex_unlock(&dev->lock);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = dev->name;
-	dev->misc.fops = &myri_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0600;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", dev->name, ret);
+	ret = nic_misc_register(&dev->misc, dev->name, &myri_fops, d, 0600);
+	if (ret)
 		goto err_irq;
-	}
 	schedule_delayed_work(&dev->monitor, msecs_to_jiffies(MYRI_MONITOR_MS));
 
 	state = myri_state(dev);

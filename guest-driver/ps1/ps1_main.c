@@ -657,10 +657,8 @@ static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ps1_wr(dev, PS1_REG_CREG, 0);	/* quiet until the handler is in */
 	ret = nic_irq_setup(pdev, ps1_irq, NULL, PS1_NAME, dev, &dev->irq,
 			    &dev->msi);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	if (ret)
 		goto err_free;
-	}
 	pci_set_drvdata(pdev, dev);
 
 	/* a down link is not fatal: state says so and open retries */
@@ -670,16 +668,9 @@ static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	up_read(&dev->io_lock);
 	mutex_unlock(&dev->lock);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = PS1_NAME;
-	dev->misc.fops = &ps1_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0600;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", PS1_NAME, ret);
+	ret = nic_misc_register(&dev->misc, PS1_NAME, &ps1_fops, d, 0600);
+	if (ret)
 		goto err_irq;
-	}
 
 	dev_info(d, "ParaStation board, /dev/%s, node %u, %s, %s, pool %zu KiB\n",
 		 PS1_NAME, dev->node, dev->msi ? "MSI" : "INTx",

@@ -474,22 +474,13 @@ static int tgr_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_drvdata(pdev, dev);
 	ret = nic_irq_setup(pdev, tgr_irq, tgr_irq_thread, dev->name, dev,
 			    &dev->irq, &dev->msi);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	if (ret)
 		goto err_quiesce;
-	}
 	tgr_wr(dev, TGR_REG_IMR, TGR_IMR);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = dev->name;
-	dev->misc.fops = &tgr_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0666;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", dev->name, ret);
+	ret = nic_misc_register(&dev->misc, dev->name, &tgr_fops, d, 0666);
+	if (ret)
 		goto err_irq;
-	}
 	dev_info(d, "Telegraphos card, /dev/%s, node %u of %u, %u window pages, mirror %u MiB, %s\n",
 		 dev->name, dev->node, tgr_rd(dev, TGR_REG_NODES),
 		 dev->win_pages, dev->mirror_mb, dev->msi ? "MSI" : "INTx");

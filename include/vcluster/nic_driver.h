@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the guest's NIC drivers do alike, written once: the interrupt
- * vector (ps1.ko, myri.ko, tgr.ko), and the message pool that the ports
- * layer's processes share and the list of the device's openers (ps1.ko,
- * myri.ko). Kernel code only, static inline: each driver stays a module
- * of its own.
+ * vector and the misc device (ps1.ko, myri.ko, tgr.ko), the message pool
+ * that the ports layer's processes share and the list of the device's
+ * openers (ps1.ko, myri.ko). Kernel code only, static inline: each driver
+ * stays a module of its own.
  */
 #ifndef _VCLUSTER_NIC_DRIVER_H
 #define _VCLUSTER_NIC_DRIVER_H
@@ -12,6 +12,7 @@
 #include <linux/errno.h>
 #include <linux/interrupt.h>
 #include <linux/list.h>
+#include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
 #include <linux/pid.h>
@@ -24,6 +25,7 @@
  * One vector, MSI if the device has it, else the INTx line, which other
  * devices may share. @thread_fn may be NULL. On success *@irq and *@msi
  * say what was set up; free_irq() and pci_free_irq_vectors() undo it.
+ * A failure is logged.
  */
 static inline int nic_irq_setup(struct pci_dev *pdev, irq_handler_t handler,
 				irq_handler_t thread_fn, const char *name,
@@ -32,14 +34,34 @@ static inline int nic_irq_setup(struct pci_dev *pdev, irq_handler_t handler,
 	int ret;
 
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	*msi = pdev->msi_enabled;
-	*irq = pci_irq_vector(pdev, 0);
-	ret = request_threaded_irq(*irq, handler, thread_fn,
-				   *msi ? 0 : IRQF_SHARED, name, data);
+	if (ret >= 0) {
+		*msi = pdev->msi_enabled;
+		*irq = pci_irq_vector(pdev, 0);
+		ret = request_threaded_irq(*irq, handler, thread_fn,
+					   *msi ? 0 : IRQF_SHARED, name, data);
+		if (ret)
+			pci_free_irq_vectors(pdev);
+	}
 	if (ret)
-		pci_free_irq_vectors(pdev);
+		dev_err(&pdev->dev, "cannot set up the interrupt: %d\n", ret);
+	return ret;
+}
+
+/* /dev/@name, a misc device with a dynamic minor; a failure is logged. */
+static inline int nic_misc_register(struct miscdevice *misc, const char *name,
+				    const struct file_operations *fops,
+				    struct device *parent, umode_t mode)
+{
+	int ret;
+
+	misc->minor = MISC_DYNAMIC_MINOR;
+	misc->name = name;
+	misc->fops = fops;
+	misc->parent = parent;
+	misc->mode = mode;
+	ret = misc_register(misc);
+	if (ret)
+		dev_err(parent, "cannot register /dev/%s: %d\n", name, ret);
 	return ret;
 }
 
