@@ -240,13 +240,8 @@ static __poll_t myri_poll(struct file *file, poll_table *wait)
  * context was taken away (reload, removal) and the mapping zapped.
  * The pool's pages stay: it is ours, not the card's.
  */
-static vm_fault_t myri_vm_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
 static const struct vm_operations_struct myri_vm_ops = {
-	.fault = myri_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static int myri_mmap_rx(struct myri_dev *dev, struct myri_ctx *ctx,

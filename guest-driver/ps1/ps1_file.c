@@ -142,19 +142,14 @@ static void ps1_regs_vm_close(struct vm_area_struct *vma)
  * Mappings are populated at mmap() time, so a fault means the board was
  * removed and the register mapping zapped.
  */
-static vm_fault_t ps1_vm_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
 static const struct vm_operations_struct ps1_regs_vm_ops = {
 	.open = ps1_regs_vm_open,
 	.close = ps1_regs_vm_close,
-	.fault = ps1_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static const struct vm_operations_struct ps1_pool_vm_ops = {
-	.fault = ps1_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static int ps1_mmap_regs(struct ps1_file *pf, struct vm_area_struct *vma)

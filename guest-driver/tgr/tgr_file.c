@@ -302,13 +302,8 @@ static long tgr_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 /* ---- mmap ---- */
 
 /* Mappings are filled at mmap() time: a fault means a revoked mapping. */
-static vm_fault_t tgr_vm_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
 static const struct vm_operations_struct tgr_vm_ops = {
-	.fault = tgr_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static struct tgr_imp *tgr_find_import(struct tgr_ctx *ctx, u32 iid)

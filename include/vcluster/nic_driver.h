@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the guest's NIC drivers do alike, written once: the interrupt
- * vector and the misc device (ps1.ko, myri.ko, tgr.ko), the message pool
- * that the ports layer's processes share and the list of the device's
- * openers (ps1.ko, myri.ko). Kernel code only, static inline: each driver
- * stays a module of its own.
+ * vector, the misc device and the fault of a revoked mapping (ps1.ko,
+ * myri.ko, tgr.ko), the message pool that the ports layer's processes
+ * share and the list of the device's openers (ps1.ko, myri.ko). Kernel
+ * code only, static inline: each driver stays a module of its own.
  */
 #ifndef _VCLUSTER_NIC_DRIVER_H
 #define _VCLUSTER_NIC_DRIVER_H
@@ -63,6 +63,15 @@ static inline int nic_misc_register(struct miscdevice *misc, const char *name,
 	if (ret)
 		dev_err(parent, "cannot register /dev/%s: %d\n", name, ret);
 	return ret;
+}
+
+/*
+ * For drivers that fill their mappings at mmap() time: a fault comes only
+ * from a mapping the driver revoked (removal, reload), and gets SIGBUS.
+ */
+static inline vm_fault_t nic_vm_fault_sigbus(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
 }
 
 /* ---- the shared pool: module parameter pool_kb, mmap, cleared by the
