@@ -2,7 +2,7 @@
 # --- Myrinet card driver (guest-driver/myri): myri.ko, myritest and the
 # card's firmware ---------------------------------------------------------------
 GUEST_MODULES += $(B)/guest/modules/myri.ko
-$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_UAPI_HDR) $(MYRI_HW_HDR)
+$(B)/guest/modules/myri.ko: $(wildcard guest-driver/myri/*.[ch]) guest-driver/myri/Kbuild $(MYRI_UAPI_HDR) $(MYRI_HW_HDR) include/vcluster/nic_driver.h
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/myri) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)

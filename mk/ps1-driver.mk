@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # --- ParaStation board driver (guest-driver/ps1): ps1.ko and ps1test --------
 GUEST_MODULES += $(B)/guest/modules/ps1.ko
-$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR)
+$(B)/guest/modules/ps1.ko: $(wildcard guest-driver/ps1/*.[ch]) guest-driver/ps1/Kbuild $(PS1_UAPI_HDR) $(PS1_HW_HDR) include/vcluster/nic_driver.h
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/ps1) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)

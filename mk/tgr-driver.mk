@@ -3,7 +3,8 @@
 # tgr.ko builds like ps1.ko/myri.ko (W=1, against the guest kernel's
 # headers); tgrtest drives the driver's ioctls, and libtgr for the data path.
 GUEST_MODULES += $(B)/guest/modules/tgr.ko
-$(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/Kbuild $(TGR_UAPI_HDR) $(TGR_HW_HDR) $(TGR_QL_HDR)
+$(B)/guest/modules/tgr.ko: $(wildcard guest-driver/tgr/*.[ch]) guest-driver/tgr/Kbuild $(TGR_UAPI_HDR) $(TGR_HW_HDR) $(TGR_QL_HDR) \
+		include/vcluster/nic_driver.h
 	@test -d $(KDIR) || { echo "guest kernel headers missing ($(KDIR)); run: make deps" >&2; exit 1; }
 	$(call quiet,KMOD,$@)$(MAKE) -C $(KDIR) M=$(abspath guest-driver/tgr) W=1 $(KBUILD_V) modules
 	@mkdir -p $(dir $@)

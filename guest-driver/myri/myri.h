@@ -24,6 +24,7 @@
 
 #include "vcluster/hw/lanai_regs.h"
 #include "vcluster/fw/myri_mcp_if.h"
+#include "vcluster/nic_driver.h"
 #include "uapi/myri_ioctl.h"
 
 #define MYRI_NAME		"myri"
@@ -55,10 +56,23 @@ enum myri_drv_counter {
 };
 
 struct myri_ctx;
+struct myri_dev;
+
+/*
+ * The contexts (myri_ctx.c) sit on top of the core; the core tells them
+ * what the card did only through this table.
+ */
+struct myri_ctx_ops {
+	/* after myri_stop(): the core is in reset, every context stale */
+	void (*card_stopped)(struct myri_dev *dev);
+	/* after a load that left the MCP running */
+	void (*card_up)(struct myri_dev *dev);
+};
 
 struct myri_dev {
 	struct kref kref;		/* probe + one per open file */
 	struct pci_dev *pdev;
+	const struct myri_ctx_ops *ctx_ops;
 	struct miscdevice misc;
 	char name[16];			/* "myri0" */
 	int index;
@@ -162,8 +176,7 @@ struct myri_ctx {
 struct myri_file {
 	struct myri_dev *dev;
 	struct file *file;
-	struct pid *pid;
-	struct list_head node;		/* in dev->files */
+	struct nic_opener opener;	/* in dev->files */
 	struct myri_ctx *ctx;		/* set once, under dev->lock */
 	struct list_head ctx_node;	/* in ctx->files */
 	u32 mode;			/* MYRI_CTX_EXCL/SHARED/JOIN */
@@ -239,6 +252,13 @@ static inline int myri_ctx_live(struct myri_ctx *ctx)
 	return READ_ONCE(ctx->dev->state) == MYRI_STATE_UP ? 0 : -EIO;
 }
 
+/*
+ * The core: myri_main.c (PCI, lifetime, the card's state, interrupts,
+ * the watchdog, module parameters) and myri_load.c (loading the MCP,
+ * routes). The helpers below call it; it reaches them only through
+ * myri_ctx_ops, myri_fops, myri_groups and myri_sysfs_init().
+ */
+
 /* myri_main.c */
 extern unsigned int myri_param_hal_slots;
 extern unsigned int myri_param_raw_slots;
@@ -255,21 +275,19 @@ void myri_set_down(struct myri_dev *dev, int err, const char *fmt, ...)
 	__printf(3, 4);
 void myri_halted(struct myri_dev *dev);
 void myri_wake_all(struct myri_dev *dev);
+const char *myri_halt_name(u32 cause);
+const char *myri_panic_name(u32 code);
 
 /* myri_load.c */
 int myri_load(struct myri_dev *dev);
 void myri_stop(struct myri_dev *dev, u32 state, const char *why);
 void myri_routes_to_sram(struct myri_dev *dev);
 int myri_routes_parse(struct myri_dev *dev, const char *buf, size_t count);
-const char *myri_halt_name(u32 cause);
-const char *myri_panic_name(u32 code);
 
 /* myri_ctx.c */
-int myri_cmd(struct myri_dev *dev, u32 cmd, u32 arg);
+extern const struct myri_ctx_ops myri_ctx_ops;
 int myri_ctx_open(struct myri_file *mf, struct myri_ctx_open *req);
 void myri_ctx_release(struct myri_file *mf);
-void myri_ctx_detach_all(struct myri_dev *dev);
-void myri_ctx_hal_open(struct myri_dev *dev);
 
 /* myri_file.c */
 extern const struct file_operations myri_fops;

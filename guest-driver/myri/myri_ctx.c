@@ -39,7 +39,7 @@
  *
  * Caller holds dev->lock and io_lock (read), and the card is not gone.
  */
-int myri_cmd(struct myri_dev *dev, u32 cmd, u32 arg)
+static int myri_cmd(struct myri_dev *dev, u32 cmd, u32 arg)
 {
 	unsigned int ms = READ_ONCE(myri_param_cmd_timeout_ms);
 	unsigned long deadline;
@@ -297,7 +297,7 @@ static void myri_ctx_destroy(struct myri_ctx *ctx)
  * first (a later access gets SIGBUS). Receive regions stay until the
  * files close. Caller holds dev->lock.
  */
-void myri_ctx_detach_all(struct myri_dev *dev)
+static void myri_ctx_detach_all(struct myri_dev *dev)
 {
 	struct myri_file *mf;
 	struct myri_ctx *ctx;
@@ -328,7 +328,7 @@ void myri_ctx_detach_all(struct myri_dev *dev)
  * the MCP holds the senders back (capacity NACKs), as ps1's RX FIFO and
  * the network did. Caller holds dev->lock.
  */
-void myri_ctx_hal_open(struct myri_dev *dev)
+static void myri_ctx_hal_open(struct myri_dev *dev)
 {
 	struct myri_ctx_open defaults = { };
 	struct myri_ctx *ctx;
@@ -344,6 +344,11 @@ void myri_ctx_hal_open(struct myri_dev *dev)
 	ctx->pinned = true;
 	dev->ctx[MCP_HAL_CTX] = ctx;
 }
+
+const struct myri_ctx_ops myri_ctx_ops = {
+	.card_stopped = myri_ctx_detach_all,
+	.card_up = myri_ctx_hal_open,
+};
 
 /*
  * The last user of the pinned HAL context left: what it did not read is

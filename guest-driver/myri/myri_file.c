@@ -43,9 +43,8 @@ static int myri_open(struct inode *inode, struct file *file)
 	kref_get(&dev->kref);
 	mf->dev = dev;
 	mf->file = file;
-	mf->pid = get_pid(task_tgid(current));
 	INIT_LIST_HEAD(&mf->ctx_node);
-	list_add_tail(&mf->node, &dev->files);
+	nic_opener_add(&mf->opener, &dev->files);
 	dev->open_count++;
 	myri_count(dev, MYRI_CNT_OPENS);
 	mutex_unlock(&dev->lock);
@@ -66,13 +65,13 @@ static int myri_release(struct inode *inode, struct file *file)
 	struct myri_dev *dev = mf->dev;
 
 	mutex_lock(&dev->lock);
-	list_del(&mf->node);
+	nic_opener_del(&mf->opener);
 	myri_ctx_release(mf);
 	if (!--dev->open_count)
 		memset(dev->pool, 0, dev->pool_size);
 	mutex_unlock(&dev->lock);
 
-	put_pid(mf->pid);
+	put_pid(mf->opener.pid);
 	kfree(mf);
 	myri_dev_put(dev);
 	return 0;
@@ -241,13 +240,8 @@ static __poll_t myri_poll(struct file *file, poll_table *wait)
  * context was taken away (reload, removal) and the mapping zapped.
  * The pool's pages stay: it is ours, not the card's.
  */
-static vm_fault_t myri_vm_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
 static const struct vm_operations_struct myri_vm_ops = {
-	.fault = myri_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static int myri_mmap_rx(struct myri_dev *dev, struct myri_ctx *ctx,
@@ -319,20 +313,6 @@ out:
 	return ret;
 }
 
-static int myri_mmap_pool(struct myri_dev *dev, struct vm_area_struct *vma)
-{
-	int ret;
-
-	/* the pool is ours, not the card's: it outlives a hot unplug */
-	if (vma->vm_end - vma->vm_start > dev->pool_size)
-		return -EINVAL;
-	vma->vm_flags &= ~VM_MAYEXEC;
-	ret = remap_vmalloc_range(vma, dev->pool, 0);
-	if (!ret)
-		vma->vm_ops = &myri_vm_ops;
-	return ret;
-}
-
 static int myri_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct myri_file *mf = file->private_data;
@@ -342,7 +322,8 @@ static int myri_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
 		return -EINVAL;
 	if (off == MYRI_MMAP_POOL)
-		return myri_mmap_pool(mf->dev, vma);
+		return nic_pool_mmap(vma, mf->dev->pool, mf->dev->pool_size,
+				     &myri_vm_ops);
 	return myri_ctx_mmap(mf, vma, off);
 }
 

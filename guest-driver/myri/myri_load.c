@@ -7,6 +7,9 @@
  * SRAM, copies the image to SRAM 0, fills struct mcp_global and the
  * routes, releases the core and waits until the MCP says READY. Whatever
  * fails leaves the core in reset and says why in dmesg and in `state`.
+ *
+ * Part of the core, with myri_main.c (see there why the two call each
+ * other). A stop and a load tell the contexts through dev->ctx_ops.
  */
 
 #include <linux/crc32.h>
@@ -51,44 +54,10 @@ MODULE_PARM_DESC(cto_us, "MCP: pause after a capacity NACK, us (0: MCP default)"
 module_param_named(refuse_us, mcp_params[MCP_P_REFUSE_US], uint, 0644);
 MODULE_PARM_DESC(refuse_us, "MCP: sends to a destination that took nothing for this long fail when refused, us (0: MCP default)");
 
-const char *myri_halt_name(u32 cause)
-{
-	static const char *const names[] = {
-		[LANAI_HALT_NONE] = "no halt",
-		[LANAI_HALT_FETCH] = "fetch outside SRAM",
-		[LANAI_HALT_LOAD] = "load outside SRAM",
-		[LANAI_HALT_STORE] = "store outside SRAM",
-		[LANAI_HALT_MISALIGNED] = "misaligned access",
-		[LANAI_HALT_ILLEGAL] = "illegal instruction",
-		[LANAI_HALT_EBREAK] = "ebreak",
-		[LANAI_HALT_ECALL] = "ecall",
-		[LANAI_HALT_WDOG] = "watchdog",
-	};
-
-	return cause < ARRAY_SIZE(names) ? names[cause] : "unknown halt cause";
-}
-
-const char *myri_panic_name(u32 code)
-{
-	static const char *const names[] = {
-		[MCP_PANIC_NONE] = "no panic code",
-		[MCP_PANIC_MAGIC] = "bad mcp_global magic",
-		[MCP_PANIC_ABI] = "bad mcp_global ABI",
-		[MCP_PANIC_NODES] = "bad node or nodes",
-		[MCP_PANIC_SRAM] = "bad SRAM size",
-		[MCP_PANIC_PARAMS] = "bad parameter",
-		[MCP_PANIC_DMA] = "host DMA failed",
-		[MCP_PANIC_RX_ARM] = "network receive refused",
-	};
-
-	return code < ARRAY_SIZE(names) && names[code] ? names[code] :
-							 "unknown panic code";
-}
-
 /*
  * Hold the core in reset, set @state and take every context away from
  * the card: from now on their SRAM pages are free for others, so their
- * mappings go (myri_ctx_detach_all). Caller holds dev->lock.
+ * mappings go (the contexts' card_stopped). Caller holds dev->lock.
  */
 void myri_stop(struct myri_dev *dev, u32 state, const char *why)
 {
@@ -108,7 +77,7 @@ void myri_stop(struct myri_dev *dev, u32 state, const char *why)
 		if (dev->ctx[i])
 			dev->ctx[i]->stale = true;
 	up_write(&dev->io_lock);
-	myri_ctx_detach_all(dev);
+	dev->ctx_ops->card_stopped(dev);
 	myri_wake_all(dev);
 }
 
@@ -387,7 +356,7 @@ out:
 		myri_count(dev, MYRI_CNT_LOAD_ERRORS);
 		return ret;
 	}
-	myri_ctx_hal_open(dev);
+	dev->ctx_ops->card_up(dev);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LANai-style Myrinet card (PCI 14c1:8043) driver: PCI probe/remove,
- * interrupts, the MCP watchdog and the module parameters.
+ * LANai-style Myrinet card (PCI 14c1:8043) driver: PCI probe/remove, the
+ * card's state, interrupts, the MCP watchdog and the module parameters.
  *
  * The card runs firmware (the MCP) that implements a reliable protocol
  * and moves data between the network and user memory itself. The driver
@@ -9,6 +9,14 @@
  * gets its SRAM send slots, a doorbell page and a receive region in host
  * memory, all mapped), lets them sleep until the MCP notifies them, and
  * notices when the MCP dies.
+ *
+ * This file and myri_load.c are the driver's core. They call each other
+ * on purpose: probe, remove and the watchdog start and stop the MCP
+ * (myri_load(), myri_stop()), and a load moves the card's state, which
+ * lives here (myri_die(), myri_set_down(), myri_halted()). The helpers
+ * (myri_ctx.c, myri_file.c, myri_sysfs.c) call the core; the core reaches
+ * them only through the tables it registers (myri_ctx_ops, myri_fops,
+ * myri_groups) and myri_sysfs_init().
  *
  * Card: docs/hw/lanai.md. Driver: docs/myri-driver.md.
  */
@@ -28,7 +36,6 @@
 
 #include "myri.h"
 
-#define MYRI_POOL_KB_MAX	(64 * 1024)
 #define MYRI_MONITOR_MS		500
 
 static char *fw = "myri/mcp.bin";
@@ -160,6 +167,40 @@ void myri_set_down(struct myri_dev *dev, int err, const char *fmt, ...)
 	else
 		dev_err(&dev->pdev->dev, "%s\n", msg);
 	myri_wake_all(dev);
+}
+
+const char *myri_halt_name(u32 cause)
+{
+	static const char *const names[] = {
+		[LANAI_HALT_NONE] = "no halt",
+		[LANAI_HALT_FETCH] = "fetch outside SRAM",
+		[LANAI_HALT_LOAD] = "load outside SRAM",
+		[LANAI_HALT_STORE] = "store outside SRAM",
+		[LANAI_HALT_MISALIGNED] = "misaligned access",
+		[LANAI_HALT_ILLEGAL] = "illegal instruction",
+		[LANAI_HALT_EBREAK] = "ebreak",
+		[LANAI_HALT_ECALL] = "ecall",
+		[LANAI_HALT_WDOG] = "watchdog",
+	};
+
+	return cause < ARRAY_SIZE(names) ? names[cause] : "unknown halt cause";
+}
+
+const char *myri_panic_name(u32 code)
+{
+	static const char *const names[] = {
+		[MCP_PANIC_NONE] = "no panic code",
+		[MCP_PANIC_MAGIC] = "bad mcp_global magic",
+		[MCP_PANIC_ABI] = "bad mcp_global ABI",
+		[MCP_PANIC_NODES] = "bad node or nodes",
+		[MCP_PANIC_SRAM] = "bad SRAM size",
+		[MCP_PANIC_PARAMS] = "bad parameter",
+		[MCP_PANIC_DMA] = "host DMA failed",
+		[MCP_PANIC_RX_ARM] = "network receive refused",
+	};
+
+	return code < ARRAY_SIZE(names) && names[code] ? names[code] :
+							 "unknown panic code";
 }
 
 /*
@@ -310,23 +351,6 @@ static void myri_monitor(struct work_struct *work)
 
 /* ---- PCI ---- */
 
-static int myri_setup_irq(struct myri_dev *dev)
-{
-	struct pci_dev *pdev = dev->pdev;
-	int ret;
-
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	dev->msi = pdev->msi_enabled;
-	dev->irq = pci_irq_vector(pdev, 0);
-	ret = request_irq(dev->irq, myri_irq, dev->msi ? 0 : IRQF_SHARED,
-			  dev->name, dev);
-	if (ret)
-		pci_free_irq_vectors(pdev);
-	return ret;
-}
-
 /* Map the BAR: SRAM write-combining, the register blocks uncached. */
 static int myri_map(struct myri_dev *dev)
 {
@@ -383,6 +407,7 @@ static struct myri_dev *myri_alloc(struct pci_dev *pdev)
 	}
 	kref_init(&dev->kref);
 	dev->pdev = pci_dev_get(pdev);
+	dev->ctx_ops = &myri_ctx_ops;
 	dev->index = index;
 	snprintf(dev->name, sizeof(dev->name), "%s%d", MYRI_NAME, index);
 	dev->bar_phys = pci_resource_start(pdev, 0);
@@ -447,17 +472,15 @@ static int myri_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev->node = node;
 	}
 
-	dev->pool_size = PAGE_ALIGN((size_t)pool_kb * 1024);
-	dev->pool = vmalloc_user(dev->pool_size);
+	dev->pool = nic_pool_alloc(pool_kb, &dev->pool_size);
 	if (!dev->pool) {
 		ret = -ENOMEM;
 		goto err_put;
 	}
-	ret = myri_setup_irq(dev);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	ret = nic_irq_setup(pdev, myri_irq, NULL, dev->name, dev, &dev->irq,
+			    &dev->msi);
+	if (ret)
 		goto err_put;
-	}
 	pci_set_drvdata(pdev, dev);
 
 	/* a failed load is not fatal: state says why, sysfs reset retries */
@@ -465,16 +488,9 @@ static int myri_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	myri_load(dev);
 	mutex_unlock(&dev->lock);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = dev->name;
-	dev->misc.fops = &myri_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0600;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", dev->name, ret);
+	ret = nic_misc_register(&dev->misc, dev->name, &myri_fops, d, 0600);
+	if (ret)
 		goto err_irq;
-	}
 	schedule_delayed_work(&dev->monitor, msecs_to_jiffies(MYRI_MONITOR_MS));
 
 	state = myri_state(dev);
@@ -559,11 +575,8 @@ static int __init myri_init(void)
 		       MCP_MAX_NODES - 1);
 		return -EINVAL;
 	}
-	if (pool_kb < 4 || pool_kb > MYRI_POOL_KB_MAX) {
-		pr_err("%s: pool_kb=%u out of range (4..%u)\n", MYRI_NAME,
-		       pool_kb, MYRI_POOL_KB_MAX);
+	if (nic_pool_kb_check(MYRI_NAME, pool_kb))
 		return -EINVAL;
-	}
 	if (!fw || !*fw || strlen(fw) >= MYRI_FW_NAME_MAX) {
 		pr_err("%s: fw= must name a file (< %u characters)\n",
 		       MYRI_NAME, MYRI_FW_NAME_MAX);

@@ -15,7 +15,6 @@
 
 #include <linux/ctype.h>
 #include <linux/device.h>
-#include <linux/pid.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
@@ -193,12 +192,10 @@ static ssize_t openers_show(struct device *d, struct device_attribute *attr,
 			    char *buf)
 {
 	struct myri_dev *dev = myri_from_dev(d);
-	struct myri_file *mf;
-	ssize_t len = 0;
+	ssize_t len;
 
 	mutex_lock(&dev->lock);
-	list_for_each_entry(mf, &dev->files, node)
-		len += sysfs_emit_at(buf, len, "%d\n", pid_nr(mf->pid));
+	len = nic_openers_show(&dev->files, buf);
 	mutex_unlock(&dev->lock);
 	return len;
 }

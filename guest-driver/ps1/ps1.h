@@ -19,6 +19,7 @@
 #include <linux/wait.h>
 
 #include "vcluster/hw/ps1_regs.h"
+#include "vcluster/nic_driver.h"
 #include "uapi/ps1_ioctl.h"
 
 #define PS1_NAME		"ps1"
@@ -94,8 +95,7 @@ struct ps1_dev {
 struct ps1_file {
 	struct ps1_dev *dev;
 	struct file *file;
-	struct pid *pid;
-	struct list_head node;
+	struct nic_opener opener;	/* in dev->files */
 	atomic_t reg_maps;	/* live register mappings */
 };
 

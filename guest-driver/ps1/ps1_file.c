@@ -42,9 +42,8 @@ static int ps1_open(struct inode *inode, struct file *file)
 	kref_get(&dev->kref);
 	pf->dev = dev;
 	pf->file = file;
-	pf->pid = get_pid(task_tgid(current));
 	atomic_set(&pf->reg_maps, 0);
-	list_add_tail(&pf->node, &dev->files);
+	nic_opener_add(&pf->opener, &dev->files);
 	dev->open_count++;
 	ps1_count(dev, PS1_CNT_OPENS);
 	/* retry a set-up that failed (link down) or was lost */
@@ -112,12 +111,12 @@ static int ps1_release(struct inode *inode, struct file *file)
 	struct ps1_dev *dev = pf->dev;
 
 	mutex_lock(&dev->lock);
-	list_del(&pf->node);
+	nic_opener_del(&pf->opener);
 	if (!--dev->open_count)
 		ps1_last_close(dev);
 	mutex_unlock(&dev->lock);
 
-	put_pid(pf->pid);
+	put_pid(pf->opener.pid);
 	kfree(pf);
 	ps1_dev_put(dev);
 	return 0;
@@ -143,19 +142,14 @@ static void ps1_regs_vm_close(struct vm_area_struct *vma)
  * Mappings are populated at mmap() time, so a fault means the board was
  * removed and the register mapping zapped.
  */
-static vm_fault_t ps1_vm_fault(struct vm_fault *vmf)
-{
-	return VM_FAULT_SIGBUS;
-}
-
 static const struct vm_operations_struct ps1_regs_vm_ops = {
 	.open = ps1_regs_vm_open,
 	.close = ps1_regs_vm_close,
-	.fault = ps1_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static const struct vm_operations_struct ps1_pool_vm_ops = {
-	.fault = ps1_vm_fault,
+	.fault = nic_vm_fault_sigbus,
 };
 
 static int ps1_mmap_regs(struct ps1_file *pf, struct vm_area_struct *vma)
@@ -189,21 +183,6 @@ out:
 	return ret;
 }
 
-static int ps1_mmap_pool(struct ps1_file *pf, struct vm_area_struct *vma)
-{
-	struct ps1_dev *dev = pf->dev;
-	int ret;
-
-	/* the pool stays valid after a hot unplug: it is ours, not the board's */
-	if (vma->vm_end - vma->vm_start > dev->pool_size)
-		return -EINVAL;
-	vma->vm_flags &= ~VM_MAYEXEC;
-	ret = remap_vmalloc_range(vma, dev->pool, 0);
-	if (!ret)
-		vma->vm_ops = &ps1_pool_vm_ops;
-	return ret;
-}
-
 static int ps1_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct ps1_file *pf = file->private_data;
@@ -216,7 +195,8 @@ static int ps1_mmap(struct file *file, struct vm_area_struct *vma)
 	case PS1_MMAP_REGS_OFFSET >> PAGE_SHIFT:
 		return ps1_mmap_regs(pf, vma);
 	case PS1_MMAP_POOL_OFFSET >> PAGE_SHIFT:
-		return ps1_mmap_pool(pf, vma);
+		return nic_pool_mmap(vma, pf->dev->pool, pf->dev->pool_size,
+				     &ps1_pool_vm_ops);
 	default:
 		return -EINVAL;
 	}

@@ -17,15 +17,12 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/vmalloc.h>
 
 #include "ps1.h"
-
-#define PS1_POOL_KB_MAX		(64 * 1024)
 
 static int node = -1;
 module_param(node, int, 0444);
@@ -503,12 +500,10 @@ static ssize_t openers_show(struct device *d, struct device_attribute *attr,
 			    char *buf)
 {
 	struct ps1_dev *dev = ps1_from_dev(d);
-	struct ps1_file *pf;
-	ssize_t len = 0;
+	ssize_t len;
 
 	mutex_lock(&dev->lock);
-	list_for_each_entry(pf, &dev->files, node)
-		len += sysfs_emit_at(buf, len, "%d\n", pid_nr(pf->pid));
+	len = nic_openers_show(&dev->files, buf);
 	mutex_unlock(&dev->lock);
 	return len;
 }
@@ -596,23 +591,6 @@ static const struct attribute_group *ps1_groups[] = {
 
 /* ---- PCI ---- */
 
-static int ps1_setup_irq(struct ps1_dev *dev)
-{
-	struct pci_dev *pdev = dev->pdev;
-	int ret;
-
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	dev->msi = pdev->msi_enabled;
-	dev->irq = pci_irq_vector(pdev, 0);
-	ret = request_irq(dev->irq, ps1_irq, dev->msi ? 0 : IRQF_SHARED,
-			  PS1_NAME, dev);
-	if (ret)
-		pci_free_irq_vectors(pdev);
-	return ret;
-}
-
 static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *d = &pdev->dev;
@@ -667,8 +645,7 @@ static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_warn(d, "register interface version %u, driver knows %u\n",
 			 board_id & 0xffff, PS1_ID_VERSION);
 
-	dev->pool_size = PAGE_ALIGN((size_t)pool_kb * 1024);
-	dev->pool = vmalloc_user(dev->pool_size);
+	dev->pool = nic_pool_alloc(pool_kb, &dev->pool_size);
 	if (!dev->pool) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -678,11 +655,10 @@ static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->node = node >= 0 ? node : ps1_rd(dev, PS1_REG_NODE) & 0xffff;
 
 	ps1_wr(dev, PS1_REG_CREG, 0);	/* quiet until the handler is in */
-	ret = ps1_setup_irq(dev);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	ret = nic_irq_setup(pdev, ps1_irq, NULL, PS1_NAME, dev, &dev->irq,
+			    &dev->msi);
+	if (ret)
 		goto err_free;
-	}
 	pci_set_drvdata(pdev, dev);
 
 	/* a down link is not fatal: state says so and open retries */
@@ -692,16 +668,9 @@ static int ps1_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	up_read(&dev->io_lock);
 	mutex_unlock(&dev->lock);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = PS1_NAME;
-	dev->misc.fops = &ps1_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0600;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", PS1_NAME, ret);
+	ret = nic_misc_register(&dev->misc, PS1_NAME, &ps1_fops, d, 0600);
+	if (ret)
 		goto err_irq;
-	}
 
 	dev_info(d, "ParaStation board, /dev/%s, node %u, %s, %s, pool %zu KiB\n",
 		 PS1_NAME, dev->node, dev->msi ? "MSI" : "INTx",
@@ -739,7 +708,7 @@ static void ps1_remove(struct pci_dev *pdev)
 		ps1_disarm_all(dev);
 	dev->gone = true;
 	up_write(&dev->io_lock);
-	list_for_each_entry(pf, &dev->files, node)
+	list_for_each_entry(pf, &dev->files, opener.node)
 		unmap_mapping_range(pf->file->f_mapping, PS1_MMAP_REGS_OFFSET,
 				    PAGE_SIZE, 1);
 	if (dev->open_count)
@@ -786,11 +755,8 @@ static int __init ps1_init(void)
 		pr_err("%s: node=%d out of range (-1..65535)\n", PS1_NAME, node);
 		return -EINVAL;
 	}
-	if (pool_kb < 4 || pool_kb > PS1_POOL_KB_MAX) {
-		pr_err("%s: pool_kb=%u out of range (4..%u)\n", PS1_NAME,
-		       pool_kb, PS1_POOL_KB_MAX);
+	if (nic_pool_kb_check(PS1_NAME, pool_kb))
 		return -EINVAL;
-	}
 	return pci_register_driver(&ps1_driver);
 }
 module_init(ps1_init);

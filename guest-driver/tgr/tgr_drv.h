@@ -28,6 +28,7 @@
 #include "vcluster/hw/tgr_regs.h"
 #include "uapi/tgr_ioctl.h"
 #include "vcluster/tgr_qlogic.h"
+#include "vcluster/nic_driver.h"
 
 #define TGR_NAME		"tgr"
 #define TGR_VERSION_STR		"1.0"
@@ -129,8 +130,8 @@ struct tgr_queue {
 	struct page **pool;		/* pool_pages pages, vmapped */
 	u32 pool_pages;
 	void *pool_va;
-	struct tgr_seg *seg;		/* the hardware buffer's export; NULL:
-					 * withdrawn (it held the NI too long) */
+	/* the hardware buffer's export; NULL: withdrawn (it held the NI too long) */
+	struct tgr_seg *seg;
 	struct page **seg_pages;
 	struct tgr_ctx *ctx;		/* the owner */
 	long charged;			/* pages counted in ctx->pinned */
@@ -176,6 +177,12 @@ struct tgr_ctx {
 	u32 stale;			/* stale imports not yet unimported */
 	wait_queue_head_t wq;
 };
+
+/* Error events make poll() say POLLERR until they are read. */
+static inline bool tgr_event_is_error(u32 type)
+{
+	return type != TGR_EV_CNT_ZERO && type != TGR_EVENT_QFULL;
+}
 
 struct tgr_dev {
 	struct pci_dev *pdev;
@@ -232,6 +239,8 @@ struct tgr_dev {
 	struct tgr_queue *stop_q;	/* the queue the NI waits for */
 	unsigned long stop_stamp;	/* since when */
 	struct delayed_work stop_work;
+	/* the threaded interrupt's work (set by tgr_req_init()) */
+	void (*overflow)(struct tgr_dev *dev);
 	struct {
 		kuid_t uid;
 		unsigned long until;	/* jiffies */
@@ -241,11 +250,17 @@ struct tgr_dev {
 	u64 overflows, relinks, resumes, sigbus;
 };
 
+/*
+ * The core (tgr_main.c, tgr_thread.c): module parameters, the device's
+ * lifetime, its registers, the window page table, contexts' events and
+ * the registered threads. The helpers below call it; it reaches them only
+ * through their init/fini hooks and the tables it registers (tgr_fops,
+ * tgr_groups).
+ */
 extern unsigned int tgr_max_pinned_mb;
 extern unsigned int tgr_stop_max_ms;
 extern unsigned int tgr_stop_penalty_s;
 
-/* tgr_main.c */
 static inline u32 tgr_rd(struct tgr_dev *dev, u32 off)
 {
 	return ioread32(dev->regs + off);
@@ -261,14 +276,22 @@ void tgr_pte_write(struct tgr_dev *dev, u32 page, u32 w0, u32 w1, u32 w2,
 		   u32 w3);
 void tgr_pte_clear(struct tgr_dev *dev, u32 page);
 u64 tgr_counter(struct tgr_dev *dev, unsigned int idx);
-extern const struct attribute_group *tgr_groups[];
-
-/* tgr_file.c */
-extern const struct file_operations tgr_fops;
+void tgr_unmap_cookie(struct tgr_ctx *ctx, u64 cookie, u64 len);
 void tgr_ctx_event(struct tgr_ctx *ctx, const struct tgr_event *ev);
+
+/* tgr_thread.c */
+int tgr_thread_register(struct tgr_ctx *ctx);
+int tgr_thread_unregister(struct tgr_ctx *ctx);
+void tgr_threads_detach(struct tgr_ctx *ctx);
 void tgr_threads_reap(bool wait);
 u8 tgr_running_ctx(void);
 struct task_struct *tgr_cpu_task(unsigned int cpu, u8 ctx);
+
+/* tgr_file.c: /dev/tgrN */
+extern const struct file_operations tgr_fops;
+
+/* tgr_sysfs.c */
+extern const struct attribute_group *tgr_groups[];
 
 /* tgr_export.c */
 int tgr_exp_init(struct tgr_dev *dev);
@@ -290,6 +313,7 @@ int tgr_ioc_mcast_leave(struct tgr_ctx *ctx, u32 group);
 void tgr_group_free(struct tgr_ctx *ctx, struct tgr_group *g);
 
 /* tgr_import.c */
+void tgr_imp_init(struct tgr_dev *dev);
 int tgr_win_alloc(struct tgr_dev *dev, u32 npages, u32 *first);
 void tgr_win_free(struct tgr_dev *dev, u32 first, u32 npages);
 int tgr_ioc_import(struct tgr_ctx *ctx, struct tgr_import *arg);
@@ -298,18 +322,13 @@ void tgr_import_free(struct tgr_ctx *ctx, struct tgr_imp *imp);
 int tgr_ioc_counter_arm(struct tgr_ctx *ctx, struct tgr_counter_arm *arg);
 int tgr_ioc_force_write(struct tgr_ctx *ctx, struct tgr_force_write *arg);
 struct tgr_imp *tgr_import_new(struct tgr_ctx *ctx, u32 npages);
-void tgr_stale_work(struct work_struct *work);
-void tgr_unmap_cookie(struct tgr_ctx *ctx, u64 cookie, u64 len);
 u64 tgr_import_cookie(struct tgr_imp *imp, int op);
 
 /* tgr_req.c */
+void tgr_req_init(struct tgr_dev *dev);
 int tgr_ioc_req_create(struct tgr_ctx *ctx, struct tgr_req_create *arg);
 int tgr_ioc_req_relink(struct tgr_ctx *ctx, struct tgr_req_relink *arg);
 int tgr_ioc_req_destroy(struct tgr_ctx *ctx, u32 qid);
 void tgr_queue_free(struct tgr_ctx *ctx, struct tgr_queue *q);
-void tgr_overflow(struct tgr_dev *dev);
-void tgr_stop_init(struct tgr_dev *dev);
-void tgr_stop_work(struct work_struct *work);
-u32 tgr_queue_count(struct tgr_dev *dev);
 
 #endif /* _TGR_DRV_H */

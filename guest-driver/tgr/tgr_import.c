@@ -11,6 +11,25 @@
 
 #include "tgr_drv.h"
 
+static u32 tgr_op_right(unsigned int op)
+{
+	switch (op) {
+	case TGR_OP_REQ:
+		return TGR_R_REQ;
+	case TGR_OP_FADD:
+	case TGR_OP_SWAP:
+	case TGR_OP_CAS:
+		return TGR_R_ATOMIC;
+	case TGR_OP_FETCH:
+	case TGR_OP_DMA_GET:
+		return TGR_R_READ;
+	case TGR_OP_DMA_PUT:
+		return TGR_R_WRITE;
+	default:
+		return 0;
+	}
+}
+
 int tgr_win_alloc(struct tgr_dev *dev, u32 npages, u32 *first)
 {
 	unsigned long f;
@@ -31,10 +50,13 @@ void tgr_win_free(struct tgr_dev *dev, u32 first, u32 npages)
 	bitmap_clear(dev->win_map, first, npages);
 }
 
-void tgr_unmap_cookie(struct tgr_ctx *ctx, u64 cookie, u64 len)
+u64 tgr_import_cookie(struct tgr_imp *imp, int op)
 {
-	if (cookie)
-		unmap_mapping_range(ctx->filp->f_mapping, cookie, len, 1);
+	if (op < 0)
+		return TGR_MMAP_COOKIE(TGR_MMAP_WINDOW_KIND, 0, imp->iid);
+	if (imp->mcast || !(imp->granted & tgr_op_right(op)))
+		return 0;
+	return TGR_MMAP_COOKIE(TGR_MMAP_SHADOW_KIND, op, imp->iid);
 }
 
 /* An import id and @npages window pages, not yet mapped. */
@@ -341,7 +363,7 @@ static void tgr_import_make_stale(struct tgr_ctx *ctx, struct tgr_imp *imp)
  * handler marked their window pages or node. Their mappings go (later
  * accesses: SIGBUS), poll() says POLLERR until they are unimported.
  */
-void tgr_stale_work(struct work_struct *work)
+static void tgr_stale_work(struct work_struct *work)
 {
 	struct tgr_dev *dev = container_of(work, struct tgr_dev, stale_work);
 	DECLARE_BITMAP(nodes, 1024);
@@ -379,4 +401,10 @@ void tgr_stale_work(struct work_struct *work)
 	}
 	mutex_unlock(&dev->lock);
 	bitmap_free(pages);
+}
+
+/* The core's init hook: the interrupt hands stale pages and nodes here. */
+void tgr_imp_init(struct tgr_dev *dev)
+{
+	INIT_WORK(&dev->stale_work, tgr_stale_work);
 }

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Telegraphos NIC (PCI 1234:5447) driver: probe/remove, the interrupt,
- * the event ring and the window page table.
+ * Telegraphos NIC (PCI 1234:5447) driver, its core: module parameters,
+ * probe/remove and the device's lifetime, the window page table, the
+ * interrupt, the event ring and each context's event queue.
  *
  * The card maps remote memory into a window (BAR2) and passes addresses
  * as arguments through a shadow window (BAR4); user code reaches both
  * with plain loads and stores. The driver gives each open file a context,
  * exports and imports pages, owns the REQ queues and their overflow
  * protocol, and turns the card's events into poll() wake-ups and SIGBUS.
+ *
+ * The helpers (tgr_file.c, tgr_export.c, tgr_import.c, tgr_req.c,
+ * tgr_sysfs.c) call the core; the core reaches them only through their
+ * init/fini hooks (tgr_exp_init(), tgr_imp_init(), tgr_req_init(), which
+ * set the work and the interrupt hook it hands events to) and the tables
+ * it registers (tgr_fops, tgr_groups). tgr_thread.c is part of the core.
  *
  * Card: docs/hw/telegraphos.md. Driver: docs/tgr-driver.md.
  */
@@ -100,7 +107,31 @@ u64 tgr_counter(struct tgr_dev *dev, unsigned int idx)
 	return (u64)hi << 32 | lo;
 }
 
+/* Revokes the file's mappings of one mmap cookie (later accesses: SIGBUS). */
+void tgr_unmap_cookie(struct tgr_ctx *ctx, u64 cookie, u64 len)
+{
+	if (cookie)
+		unmap_mapping_range(ctx->filp->f_mapping, cookie, len, 1);
+}
+
 /* ---- events ---- */
+
+/* Any context; the caller holds dev->ctx_lock. */
+void tgr_ctx_event(struct tgr_ctx *ctx, const struct tgr_event *ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->ev_lock, flags);
+	if (ctx->ev_head - ctx->ev_tail >= TGR_CTX_EVENTS) {
+		ctx->ev_lost++;
+	} else {
+		ctx->ev[ctx->ev_head++ % TGR_CTX_EVENTS] = *ev;
+		if (tgr_event_is_error(ev->type))
+			ctx->ev_err++;
+	}
+	spin_unlock_irqrestore(&ctx->ev_lock, flags);
+	wake_up_interruptible(&ctx->wq);
+}
 
 static void tgr_deliver(struct tgr_dev *dev, u8 ctx_id,
 			const struct tgr_event *ev)
@@ -300,28 +331,13 @@ static irqreturn_t tgr_irq(int irq, void *data)
 
 static irqreturn_t tgr_irq_thread(int irq, void *data)
 {
-	tgr_overflow(data);
+	struct tgr_dev *dev = data;
+
+	dev->overflow(dev);
 	return IRQ_HANDLED;
 }
 
 /* ---- PCI ---- */
-
-static int tgr_setup_irq(struct tgr_dev *dev)
-{
-	struct pci_dev *pdev = dev->pdev;
-	int ret;
-
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_LEGACY);
-	if (ret < 0)
-		return ret;
-	dev->msi = pdev->msi_enabled;
-	dev->irq = pci_irq_vector(pdev, 0);
-	ret = request_threaded_irq(dev->irq, tgr_irq, tgr_irq_thread,
-				   dev->msi ? 0 : IRQF_SHARED, dev->name, dev);
-	if (ret)
-		pci_free_irq_vectors(pdev);
-	return ret;
-}
 
 static int tgr_map_bars(struct tgr_dev *dev)
 {
@@ -425,9 +441,8 @@ static int tgr_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&dev->kwin_lock);
 	spin_lock_init(&dev->ctx_lock);
 	ida_init(&dev->obj_ida);
-	INIT_WORK(&dev->stale_work, tgr_stale_work);
-	INIT_DELAYED_WORK(&dev->stop_work, tgr_stop_work);
-	tgr_stop_init(dev);
+	tgr_imp_init(dev);
+	tgr_req_init(dev);
 
 	index = ida_alloc(&tgr_ida, GFP_KERNEL);
 	if (index < 0) {
@@ -457,23 +472,15 @@ static int tgr_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_quiesce;
 	pci_set_drvdata(pdev, dev);
-	ret = tgr_setup_irq(dev);
-	if (ret) {
-		dev_err(d, "cannot set up the interrupt: %d\n", ret);
+	ret = nic_irq_setup(pdev, tgr_irq, tgr_irq_thread, dev->name, dev,
+			    &dev->irq, &dev->msi);
+	if (ret)
 		goto err_quiesce;
-	}
 	tgr_wr(dev, TGR_REG_IMR, TGR_IMR);
 
-	dev->misc.minor = MISC_DYNAMIC_MINOR;
-	dev->misc.name = dev->name;
-	dev->misc.fops = &tgr_fops;
-	dev->misc.parent = d;
-	dev->misc.mode = 0666;
-	ret = misc_register(&dev->misc);
-	if (ret) {
-		dev_err(d, "cannot register /dev/%s: %d\n", dev->name, ret);
+	ret = nic_misc_register(&dev->misc, dev->name, &tgr_fops, d, 0666);
+	if (ret)
 		goto err_irq;
-	}
 	dev_info(d, "Telegraphos card, /dev/%s, node %u of %u, %u window pages, mirror %u MiB, %s\n",
 		 dev->name, dev->node, tgr_rd(dev, TGR_REG_NODES),
 		 dev->win_pages, dev->mirror_mb, dev->msi ? "MSI" : "INTx");

@@ -60,7 +60,7 @@ static unsigned long tgr_stop_max(void)
 	return msecs_to_jiffies(clamp(READ_ONCE(tgr_stop_max_ms), 1u, 60000u));
 }
 
-void tgr_stop_init(struct tgr_dev *dev)
+static void tgr_stop_init(struct tgr_dev *dev)
 {
 	unsigned int i;
 
@@ -140,7 +140,7 @@ static void tgr_queue_withdraw(struct tgr_dev *dev, struct tgr_queue *q)
 	tgr_resume(dev);
 }
 
-void tgr_stop_work(struct work_struct *work)
+static void tgr_stop_work(struct work_struct *work)
 {
 	struct tgr_dev *dev = container_of(to_delayed_work(work),
 					   struct tgr_dev, stop_work);
@@ -389,7 +389,7 @@ static struct tgr_queue *tgr_queue_by_eidx(struct tgr_dev *dev, u32 eidx,
 }
 
 /* The threaded half of the interrupt: ISR.OVF was set. */
-void tgr_overflow(struct tgr_dev *dev)
+static void tgr_overflow(struct tgr_dev *dev)
 {
 	struct tgr_ctx *ctx = NULL;
 	struct tgr_event ev = { .type = TGR_EVENT_QFULL };
@@ -439,15 +439,13 @@ out:
 	mutex_unlock(&dev->lock);
 }
 
-u32 tgr_queue_count(struct tgr_dev *dev)
+/*
+ * The core's init hook, before the interrupt is set up: the overflow
+ * interrupt and the stop timer come here.
+ */
+void tgr_req_init(struct tgr_dev *dev)
 {
-	struct tgr_queue *q;
-	unsigned int i;
-	u32 n = 0;
-
-	for (i = 1; i < TGR_CTX_MAX; i++)
-		if (dev->ctxs[i])
-			list_for_each_entry(q, &dev->ctxs[i]->queues, link)
-				n++;
-	return n;
+	INIT_DELAYED_WORK(&dev->stop_work, tgr_stop_work);
+	tgr_stop_init(dev);
+	dev->overflow = tgr_overflow;
 }
