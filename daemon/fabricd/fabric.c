@@ -43,8 +43,9 @@ bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
                     f->kind->name);
         return false;
     }
-    f->lockstep = lockstep_new(f, f->kind->lookahead_ns(f->kind_state),
-                               quantum_ns);
+    f->lockstep = fabric_ports_lockstep(f,
+                                        f->kind->lookahead_ns(f->kind_state),
+                                        quantum_ns);
     return true;
 }
 

@@ -19,14 +19,12 @@
 
 /*
  * Per-port output bound (docs/fabricd.md "Bounds"), in cost: a frame's
- * bytes plus FABRIC_FRAME_COST for its bookkeeping (queue item, GBytes,
- * malloc headers), so that many tiny frames cannot hide behind a byte
- * count.  Copies queued or held in the delay line for a port count
- * towards it.  A copy that does not fit is dropped (congestion), except
- * on kinds that must not drop (telegraphos: Fabric.no_drop).
+ * bytes plus FABRIC_FRAME_COST (framing.h).  Copies queued or held in
+ * the delay line for a port count towards it.  A copy that does not fit
+ * is dropped (congestion), except on kinds that must not drop
+ * (telegraphos: Fabric.no_drop).
  */
 #define FABRIC_OUT_LIMIT        (4u * 1024 * 1024)
-#define FABRIC_FRAME_COST       160
 /*
  * fabricd's own frames (HELLO_ACK, REJECT, NACK, PEER_RESET, ps1 CREDIT...)
  * may go this far past the limit, so a control answer is never lost to
@@ -193,6 +191,9 @@ bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err);
 
 /* ports.c */
 bool fabric_ports_listen(Fabric *f, GError **err);
+/* The ports' lock-step stage, asking them what it needs (LockstepOps). */
+Lockstep *fabric_ports_lockstep(Fabric *f, uint64_t lookahead_ns,
+                                uint64_t quantum_ns);
 void port_disconnect(Port *p, const char *why);
 /* Route one whole frame from `p`; false once `p` is gone or closing. */
 bool port_route_frame(Port *p, const uint8_t *frame, size_t len);

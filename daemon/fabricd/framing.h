@@ -28,6 +28,13 @@ typedef struct FrameSpan {
 #define FABRIC_PREFIX_MAX 8
 
 /*
+ * What a frame costs in a bound besides its bytes: its bookkeeping (queue
+ * item, GBytes, malloc headers), so that many tiny frames cannot hide
+ * behind a byte count (ports.h, lockstep.h).
+ */
+#define FABRIC_FRAME_COST       160
+
+/*
  * What became of a frame: the answer of a kind's ingress(), and of the
  * ports' owner for every frame it is handed (PortOps.frame).
  */

@@ -222,7 +222,8 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
 
     /* lock-step holds the frame until its grant; it is queued then */
     if (f->lockstep && lockstep_holds_output(f->lockstep)) {
-        return !p->closing && lockstep_output(f->lockstep, p, frame, limit);
+        return !p->closing && lockstep_output(f->lockstep, p->id, frame,
+                                              limit);
     }
     prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame), prefix);
     total = prefix_len + g_bytes_get_size(frame);
@@ -456,7 +457,8 @@ static bool port_process_input(Port *p)
             /* the kind may write to this port, and a failed write frees */
             GByteArray *hold = g_byte_array_ref(p->in);
             bool alive = f->lockstep
-                ? lockstep_input(f->lockstep, p, at + span.offset, span.len)
+                ? lockstep_input(f->lockstep, p->id, at + span.offset,
+                                 span.len)
                 : port_route_frame(p, at + span.offset, span.len);
 
             g_byte_array_unref(hold);
@@ -567,4 +569,91 @@ bool fabric_ports_listen(Fabric *f, GError **err)
                                         port_acceptable, p);
     }
     return true;
+}
+
+/* ---- what the lock-step stage asks of the ports (LockstepOps) ---- */
+
+static bool ls_route(void *opaque, unsigned port, const uint8_t *frame,
+                     size_t len)
+{
+    Fabric *f = opaque;
+
+    return port_route_frame(&f->ports[port], frame, len);
+}
+
+static bool ls_live(void *opaque, unsigned port)
+{
+    Fabric *f = opaque;
+    const Port *p = &f->ports[port];
+
+    return p->fd >= 0 && !p->closing;
+}
+
+static void ls_send(void *opaque, unsigned port, GBytes *frame)
+{
+    Fabric *f = opaque;
+
+    port_send_held(&f->ports[port], frame);
+}
+
+static void ls_held(void *opaque, unsigned port, size_t len, bool in)
+{
+    Fabric *f = opaque;
+    Port *p = &f->ports[port];
+
+    if (in) {
+        p->held_bytes += len;
+        p->held_frames++;
+    } else {
+        p->held_bytes -= len;
+        p->held_frames--;
+    }
+}
+
+static size_t ls_out_cost(void *opaque, unsigned port)
+{
+    Fabric *f = opaque;
+
+    return port_out_cost(&f->ports[port]);
+}
+
+static void ls_broken(void *opaque, unsigned port, const char *why)
+{
+    Fabric *f = opaque;
+    Port *p = &f->ports[port];
+
+    p->c.malformed++;
+    port_disconnect(p, why);
+}
+
+static void ls_cut_off(void *opaque, unsigned port, const char *why)
+{
+    Fabric *f = opaque;
+
+    port_cut_off(&f->ports[port], why);
+}
+
+static const LockstepOps port_lockstep_ops = {
+    .route = ls_route,
+    .live = ls_live,
+    .send = ls_send,
+    .held = ls_held,
+    .out_cost = ls_out_cost,
+    .broken = ls_broken,
+    .cut_off = ls_cut_off,
+};
+
+Lockstep *fabric_ports_lockstep(Fabric *f, uint64_t lookahead_ns,
+                                uint64_t quantum_ns)
+{
+    LockstepSetup setup = {
+        .nodes = f->nodes,
+        .connected = f->connected,
+        .kind = f->kind->id,
+        .one_write = f->kind->encode_prefix == fabric_hdr_frame_prefix,
+        .lookahead_ns = lookahead_ns,
+        .quantum_ns = quantum_ns,
+    };
+
+    return lockstep_new(&setup, &port_lockstep_ops, f);
 }
