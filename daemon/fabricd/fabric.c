@@ -1,13 +1,14 @@
 /*
  * The path of one frame: route, then per copy: admin state, fault rules,
- * delay line, output queue, capture and counters.
+ * delay line, output queue, capture and counters.  The ports (ports.c)
+ * hand their frames up through the PortOps registered here; this file
+ * calls down into them, the kind layer (kind.c) and the lock-step clock.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "fabric.h"
 #include "proto/base.h"
@@ -43,8 +44,10 @@ bool fabric_start_lockstep(Fabric *f, uint64_t quantum_ns, GError **err)
                     f->kind->name);
         return false;
     }
-    f->lockstep = lockstep_new(f, f->kind->lookahead_ns(f->kind_state),
-                               quantum_ns);
+    f->lockstep = port_set_start_lockstep(
+        f->portset, f->kind->id,
+        f->kind->encode_prefix == fabric_hdr_frame_prefix,
+        f->kind->lookahead_ns(f->kind_state), quantum_ns);
     return true;
 }
 
@@ -193,8 +196,7 @@ static void held_copy_fire(gpointer item, gpointer opaque)
     Port *dst = &f->ports[h->to];
 
     link->pending--;
-    dst->held_bytes -= g_bytes_get_size(h->frame);
-    dst->held_frames--;
+    port_count_held(dst, g_bytes_get_size(h->frame), false);
     if (dst->epoch == h->epoch) {
         deliver(f, h->from, h->to, h->frame, h->corrupted);
     } else if (f->kind->output_drained && !f->shutting_down) {
@@ -221,8 +223,7 @@ static void hold_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame,
     }
     link->hold_until_ns = due;
     link->pending++;
-    f->ports[to].held_bytes += g_bytes_get_size(frame);
-    f->ports[to].held_frames++;
+    port_count_held(&f->ports[to], g_bytes_get_size(frame), true);
     h->fabric = f;
     h->from = from;
     h->to = to;
@@ -347,9 +348,13 @@ void fabric_send_copy(Fabric *f, unsigned from, unsigned to, GBytes *frame)
     }
 }
 
-IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
-                             const uint8_t *frame, size_t len, char *why,
-                             size_t why_len)
+/*
+ * Route a frame received on `in_port` and send a copy to each destination,
+ * or hand it to the kind's own ingress.  `why` is set unless INGRESS_OK.
+ */
+static IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
+                                    const uint8_t *frame, size_t len,
+                                    char *why, size_t why_len)
 {
     g_autoptr(GBytes) shared = NULL;
 
@@ -357,7 +362,7 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
         return fabric_kind_ingress(f, in_port, frame, len, why, why_len);
     }
     g_array_set_size(f->dests, 0);
-    f->kind->route(f->kind_state, in_port, frame, len, f->connected,
+    f->kind->route(f->kind_state, in_port, frame, len, f->portset->connected,
                    f->nodes, fabric_time_ns(f), f->dests);
     if (f->dests->len == 0) {
         return INGRESS_OK;
@@ -372,6 +377,36 @@ IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
         }
     }
     return INGRESS_OK;
+}
+
+/* ---- what the ports hand up (PortOps) ---- */
+
+static IngressStatus on_port_frame(void *opaque, unsigned port,
+                                   const uint8_t *frame, size_t len,
+                                   char *why, size_t why_len)
+{
+    return fabric_ingress(opaque, port, frame, len, why, why_len);
+}
+
+static void on_port_down(void *opaque, unsigned port)
+{
+    Fabric *f = opaque;
+
+    f->kind->port_down(f->kind_state, port);
+}
+
+static void on_port_drained(void *opaque, unsigned port)
+{
+    Fabric *f = opaque;
+
+    if (f->kind->output_drained && !f->shutting_down) {
+        f->kind->output_drained(f->kind_state, port);
+    }
+}
+
+bool fabric_ports_listen(Fabric *f, GError **err)
+{
+    return port_set_listen(f->portset, err);
 }
 
 unsigned fabric_port_flush(Fabric *f, unsigned port)
@@ -437,6 +472,11 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
                    const char *dir, const FabricKindOptions *opts,
                    GError **err)
 {
+    PortOps port_ops = {
+        .frame = on_port_frame,
+        .disconnected = on_port_down,
+        .drained = on_port_drained,
+    };
     Fabric *f;
 
     if (!fabric_topology_check(kind->name, nodes, opts->topology, err)) {
@@ -452,29 +492,22 @@ Fabric *fabric_new(const FabricKind *kind, unsigned nodes, uint64_t seed,
     f->start_ns = fabric_now_ns();
     f->dir = g_strdup(dir);
     f->ctl_path = g_build_filename(dir, "ctl.sock", NULL);
-    f->ports = g_new0(Port, nodes);
-    f->connected = g_new0(bool, nodes);
+    port_ops.parse = kind->parse;
+    port_ops.encode_prefix = kind->encode_prefix;
+    f->portset = port_set_new(nodes, dir, &port_ops, f);
+    f->ports = f->portset->port;
     /* Untouched links stay zero pages, so large fabrics cost little. */
     f->links = g_new0(Link, (size_t)nodes * nodes);
     f->rules = fault_rules_new(seed);
     f->delays = delay_line_new(held_copy_fire, held_copy_free, f);
     f->dests = g_array_new(FALSE, FALSE, sizeof(guint));
     f->out_limit = FABRIC_OUT_LIMIT;
-    for (unsigned i = 0; i < nodes; i++) {
-        Port *p = &f->ports[i];
-
-        p->fabric = f;
-        p->id = i;
-        p->listen_fd = -1;
-        p->fd = -1;
-        g_queue_init(&p->out);
-        p->path = g_strdup_printf("%s/node%u.sock", dir, i);
-    }
     f->kind_state = kind->state_new(f, opts, err);
     if (!f->kind_state) {
         fabric_free(f);
         return NULL;
     }
+    f->portset->out_limit = f->out_limit;
     return f;
 }
 
@@ -492,31 +525,15 @@ void fabric_free(Fabric *f)
     }
     /* Held copies are dropped before the ports they point at go away. */
     delay_line_free(f->delays);
-    lockstep_free(f->lockstep);
-    f->lockstep = NULL;
-    for (unsigned i = 0; i < f->nodes; i++) {
-        Port *p = &f->ports[i];
-
-        if (p->fd >= 0) {
-            port_disconnect(p, NULL);
-        }
-        if (p->listen_watch) {
-            g_source_remove(p->listen_watch);
-        }
-        if (p->listen_fd >= 0) {
-            close(p->listen_fd);
-            unlink(p->path);
-        }
-        g_free(p->path);
-    }
+    f->lockstep = NULL;     /* port_set_close() frees it */
+    port_set_close(f->portset);
     fault_rules_free(f->rules);
     if (f->kind_state) {
         f->kind->state_free(f->kind_state);
     }
     g_array_free(f->dests, TRUE);
     g_free(f->links);
-    g_free(f->connected);
-    g_free(f->ports);
+    port_set_free(f->portset);
     g_free(f->ctl_path);
     g_free(f->dir);
     g_free(f);

@@ -1,6 +1,7 @@
 /*
- * fabricd's core state: ports (one per node socket), directed links with
- * their counters and admin state, fault rules, delayed copies and capture.
+ * fabricd's core state: directed links with their counters and admin
+ * state, fault rules, delayed copies and capture, above the node sockets
+ * (ports.h), which hand it their frames through PortOps.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,61 +17,7 @@
 #include "fault.h"
 #include "kind.h"
 #include "lockstep.h"
-
-/*
- * Per-port output bound (docs/fabricd.md "Bounds"), in cost: a frame's
- * bytes plus FABRIC_FRAME_COST for its bookkeeping (queue item, GBytes,
- * malloc headers), so that many tiny frames cannot hide behind a byte
- * count.  Copies queued or held in the delay line for a port count
- * towards it.  A copy that does not fit is dropped (congestion), except
- * on kinds that must not drop (telegraphos: Fabric.no_drop).
- */
-#define FABRIC_OUT_LIMIT        (4u * 1024 * 1024)
-#define FABRIC_FRAME_COST       160
-/*
- * fabricd's own frames (HELLO_ACK, REJECT, NACK, PEER_RESET, ps1 CREDIT...)
- * may go this far past the limit, so a control answer is never lost to
- * copies; a peer whose queue is full even then reads nothing: it is cut off.
- */
-#define FABRIC_OWN_RESERVE      (64u * 1024)
-/* Received bytes kept per port: a read, and a partial frame before it. */
-#define FABRIC_IN_MAX           (256u * 1024)
-
-typedef struct PortCounters {
-    uint64_t rx_frames, rx_bytes;
-    uint64_t tx_frames, tx_bytes;
-    uint64_t malformed;     /* frames skipped or streams closed as garbage */
-    uint64_t rejected;      /* connections refused: port already in use */
-    uint64_t connects;
-    uint64_t overflows;     /* cut off: output over its bound, not read */
-} PortCounters;
-
-typedef struct Port {
-    Fabric *fabric;
-    unsigned id;
-    char *path;
-    int listen_fd;
-    guint listen_watch;
-    int fd;                 /* -1 while nobody is connected */
-    guint in_watch;
-    guint out_watch;        /* armed only while output is blocked */
-    unsigned generation;    /* bumped on every connect */
-    unsigned epoch;         /* bumped on connect and device reset: held
-                               copies of an older epoch are discarded */
-    GByteArray *in;         /* received bytes not yet framed */
-    GQueue out;             /* OutItem, oldest first */
-    size_t out_bytes;       /* bytes queued in `out`, prefixes included */
-    size_t out_frames;      /* frames queued in `out` */
-    size_t held_bytes;      /* copies for this port in the delay line */
-    size_t held_frames;
-    guint resume_idle;      /* frames read before a pause, run on resume */
-    unsigned logged_malformed;
-    bool closing;           /* input stopped; close once output is written */
-    bool input_paused;      /* port_pause_input(): only hang-ups are watched */
-    char *close_why;
-    guint close_timer;
-    PortCounters c;
-} Port;
+#include "ports.h"
 
 typedef struct LinkCounters {
     uint64_t frames, bytes;  /* delivered copies */
@@ -107,19 +54,22 @@ struct Fabric {
     uint64_t start_ns;       /* fabric_now_ns() when it was created */
     char *dir;
     char *ctl_path;
-    Port *ports;
-    bool *connected;         /* connected[i] == (ports[i].fd >= 0) */
+    PortSet *portset;        /* the node sockets (ports.h) */
+    Port *ports;             /* portset->port, one per node */
     Link *links;             /* nodes * nodes, indexed [from * nodes + to] */
     FaultRules *rules;
     DelayLine *delays;
     Capture *capture;
     guint capture_flush_timer;
     GArray *dests;           /* scratch for routing */
-    size_t out_limit;        /* a port's bound in cost (FABRIC_OUT_LIMIT) */
+    size_t out_limit;        /* a port's bound in cost (FABRIC_OUT_LIMIT);
+                                a kind may set it in its state_new(),
+                                fabric_new() then gives it to the ports */
     bool no_drop;            /* copies over out_limit cut the peer off
                                 instead of being dropped (telegraphos) */
     bool shutting_down;      /* in fabric_free(): send nothing more */
-    Lockstep *lockstep;      /* NULL: free-running (lockstep.h) */
+    Lockstep *lockstep;      /* NULL: free-running (lockstep.h); the
+                                ports own it, the core reads its clock */
     ControlStats ctl;
 };
 
@@ -136,14 +86,6 @@ static inline Link *fabric_link(Fabric *f, unsigned from, unsigned to)
 }
 
 bool fabric_has_link(const Fabric *f, unsigned from, unsigned to);
-
-/*
- * Route a frame received on `in_port` and send a copy to each destination,
- * or hand it to the kind's own ingress.  `why` is set unless INGRESS_OK.
- */
-IngressStatus fabric_ingress(Fabric *f, unsigned in_port,
-                             const uint8_t *frame, size_t len, char *why,
-                             size_t why_len);
 
 /*
  * Send one copy from node `from` to node `to` along the core's path: link
@@ -191,40 +133,7 @@ bool fabric_capture_start(Fabric *f, const char *path, GError **err);
 /* Stop capturing; *frames gets the number of recorded copies. */
 bool fabric_capture_stop(Fabric *f, uint64_t *frames, GError **err);
 
-/* ports.c */
+/* Start listening on every node's socket. */
 bool fabric_ports_listen(Fabric *f, GError **err);
-void port_disconnect(Port *p, const char *why);
-/* Route one whole frame from `p`; false once `p` is gone or closing. */
-bool port_route_frame(Port *p, const uint8_t *frame, size_t len);
-/* Stop reading; disconnect once the queued output (a REJECT) is written. */
-void port_close_after_flush(Port *p, const char *why);
-/* Queue one frame for output; false if it did not fit (congestion). */
-bool port_send(Port *p, GBytes *frame);
-/*
- * Queue a frame fabricd made itself: it may use FABRIC_OWN_RESERVE past
- * the limit.  If even that is full, the peer reads nothing: it is counted
- * as an overflow and closed.  False if the frame was not queued.
- */
-bool port_send_own(Port *p, GBytes *frame);
-/*
- * Queue a frame that was counted in the port's bound while lock-step held
- * it (lockstep.c, at a grant): it is queued whatever the bound says now.
- */
-bool port_send_held(Port *p, GBytes *frame);
-/* The port's output cost: queued and held copies, with their bookkeeping. */
-size_t port_out_cost(const Port *p);
-/* Cut the peer off for `why`: counted as an overflow, closed in a second. */
-void port_cut_off(Port *p, const char *why);
-/* port_cut_off() because its output queue is full: `what` was not queued. */
-void port_overflow(Port *p, const char *what);
-/* Drop queued frames not yet partly written; returns how many. */
-unsigned port_drop_queued(Port *p);
-/*
- * Stop (or resume) reading the peer's frames, for a kind's back-pressure.
- * Frames already read are still routed; output and the other ports go on.
- * A peer that hangs up while paused is disconnected.  A new connection
- * starts unpaused.
- */
-void port_pause_input(Port *p, bool paused);
 
 #endif

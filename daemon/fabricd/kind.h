@@ -13,35 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "framing.h"
 #include "proto/base.h"
-
-
-typedef enum FrameStatus {
-    FRAME_NEED_MORE,    /* not a whole frame yet */
-    FRAME_OK,           /* span describes one frame */
-    FRAME_SKIP,         /* malformed but in sync: drop span.consumed bytes */
-    FRAME_FATAL,        /* stream out of sync: close the connection */
-} FrameStatus;
-
-typedef struct FrameSpan {
-    size_t consumed;    /* stream bytes used by this frame (or skipped) */
-    size_t offset;      /* frame start within those bytes */
-    size_t len;         /* frame length: what is routed and captured */
-    char why[96];       /* SKIP/FATAL: what was wrong, for the log */
-} FrameSpan;
-
-#define FABRIC_PREFIX_MAX 8
 
 typedef struct Fabric Fabric;
 typedef struct FaultRule FaultRule;
-
-/* What a kind did with a frame it handles itself (FabricKind.ingress). */
-typedef enum IngressStatus {
-    INGRESS_OK,
-    INGRESS_MALFORMED,      /* counted as malformed and dropped */
-    INGRESS_REJECTED,       /* the kind answered REJECT; connection kept */
-    INGRESS_REJECT_CLOSE,   /* REJECT queued: close once it is written */
-} IngressStatus;
 
 /* --hop-ns and --link-mbps limits: delivery stamps never overflow */
 #define FABRIC_MAX_HOP_NS       1000000000ull

@@ -16,8 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fabric.h"
+#include "framing.h"
 #include "lockstep.h"
+#include "proto/base.h"
 #include "proto/sync.h"
 
 typedef struct InFrame {
@@ -42,7 +43,12 @@ typedef struct LsNode {
 } LsNode;
 
 struct Lockstep {
-    Fabric *f;
+    const LockstepOps *ops; /* the owner's (the ports), with `opaque` */
+    void *opaque;
+    unsigned nodes;
+    const bool *connected;  /* the owner's: connected[i], port i has a peer */
+    uint8_t kind;
+    bool one_write;         /* LockstepSetup.one_write */
     uint64_t lookahead;
     uint64_t quantum;       /* 0: every round is one look-ahead */
     uint64_t last_data;     /* send time of the newest DATA routed */
@@ -63,17 +69,24 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-Lockstep *lockstep_new(Fabric *f, uint64_t lookahead_ns, uint64_t quantum_ns)
+Lockstep *lockstep_new(const LockstepSetup *setup, const LockstepOps *ops,
+                       void *opaque)
 {
     Lockstep *ls = g_new0(Lockstep, 1);
 
-    ls->f = f;
-    ls->lookahead = MAX(lookahead_ns, 1);
-    ls->quantum = quantum_ns ? MAX(quantum_ns, ls->lookahead) : 0;
+    ls->ops = ops;
+    ls->opaque = opaque;
+    ls->nodes = setup->nodes;
+    ls->connected = setup->connected;
+    ls->kind = setup->kind;
+    ls->one_write = setup->one_write;
+    ls->lookahead = MAX(setup->lookahead_ns, 1);
+    ls->quantum = setup->quantum_ns ? MAX(setup->quantum_ns, ls->lookahead)
+                                    : 0;
     ls->in = g_array_new(FALSE, FALSE, sizeof(InFrame));
     ls->grant_out = g_byte_array_new();
-    ls->node = g_new0(LsNode, f->nodes);
-    for (unsigned i = 0; i < f->nodes; i++) {
+    ls->node = g_new0(LsNode, ls->nodes);
+    for (unsigned i = 0; i < ls->nodes; i++) {
         g_queue_init(&ls->node[i].out);
     }
     return ls;
@@ -89,12 +102,10 @@ static void out_frame_free(gpointer data)
 
 static void node_out_clear(Lockstep *ls, unsigned i)
 {
-    Port *p = &ls->f->ports[i];
     OutFrame *o;
 
     while ((o = g_queue_pop_head(&ls->node[i].out))) {
-        p->held_bytes -= g_bytes_get_size(o->frame);
-        p->held_frames--;
+        ls->ops->held(ls->opaque, i, g_bytes_get_size(o->frame), false);
         out_frame_free(o);
     }
 }
@@ -109,7 +120,7 @@ void lockstep_free(Lockstep *ls)
     }
     g_array_free(ls->in, TRUE);
     g_byte_array_unref(ls->grant_out);
-    for (unsigned i = 0; i < ls->f->nodes; i++) {
+    for (unsigned i = 0; i < ls->nodes; i++) {
         node_out_clear(ls, i);
     }
     g_free(ls->node);
@@ -176,16 +187,17 @@ GBytes *lockstep_retime(GBytes *frame, uint64_t deliver_ns)
     return g_bytes_new_take(copy, len);
 }
 
-bool lockstep_output(Lockstep *ls, Port *p, GBytes *frame, size_t limit)
+bool lockstep_output(Lockstep *ls, unsigned port, GBytes *frame,
+                     size_t limit)
 {
-    LsNode *n = &ls->node[p->id];
+    LsNode *n = &ls->node[port];
     size_t len;
     const uint8_t *data = g_bytes_get_data(frame, &len);
     OutFrame *o;
     GList *after;
 
-    if (n->left || port_out_cost(p) + len + FABRIC_FRAME_COST >
-                   limit + LOCKSTEP_HELD_EXTRA) {
+    if (n->left || ls->ops->out_cost(ls->opaque, port) + len +
+                   FABRIC_FRAME_COST > limit + LOCKSTEP_HELD_EXTRA) {
         return false;
     }
     o = g_new(OutFrame, 1);
@@ -201,8 +213,7 @@ bool lockstep_output(Lockstep *ls, Port *p, GBytes *frame, size_t limit)
     } else {
         g_queue_push_head(&n->out, o);
     }
-    p->held_bytes += len;
-    p->held_frames++;
+    ls->ops->held(ls->opaque, port, len, true);
     return true;
 }
 
@@ -226,31 +237,29 @@ static int in_frame_cmp(gconstpointer a, gconstpointer b)
 
 static void route_round(Lockstep *ls)
 {
-    Fabric *f = ls->f;
-
     g_array_sort(ls->in, in_frame_cmp);
     ls->routing = true;
     for (guint i = 0; i < ls->in->len; i++) {
         InFrame *in = &g_array_index(ls->in, InFrame, i);
-        Port *p = &f->ports[in->port];
         size_t len;
         const uint8_t *data = g_bytes_get_data(in->frame, &len);
 
         /* a node that left takes its unrouted frames with it */
-        if (!ls->node[in->port].left && p->fd >= 0 && !p->closing) {
+        if (!ls->node[in->port].left &&
+            ls->ops->live(ls->opaque, in->port)) {
             ls->now = MAX(ls->now, in->send_ns);
             if (data[6] == FABRIC_TYPE_DATA) {
                 ls->any_data = true;
                 ls->last_data = ls->now;
             }
-            port_route_frame(p, data, len);
+            ls->ops->route(ls->opaque, in->port, data, len);
             ls->ordered++;
         }
         g_bytes_unref(in->frame);
     }
     g_array_set_size(ls->in, 0);
     ls->routing = false;
-    for (unsigned i = 0; i < f->nodes; i++) {
+    for (unsigned i = 0; i < ls->nodes; i++) {
         ls->node[i].in_cost = 0;
     }
 }
@@ -261,13 +270,11 @@ static void route_round(Lockstep *ls)
  */
 static void send_grant(Lockstep *ls, unsigned i)
 {
-    Port *p = &ls->f->ports[i];
     LsNode *n = &ls->node[i];
-    bool one_write = ls->f->kind->encode_prefix == fabric_hdr_frame_prefix;
     GByteArray *out = ls->grant_out;
     uint8_t buf[FABRIC_HDR_LEN];
     FabricHdr h = {
-        .kind = ls->f->kind->id, .type = FABRIC_TYPE_SYNC,
+        .kind = ls->kind, .type = FABRIC_TYPE_SYNC,
         .src = FABRIC_NODE_NONE, .dst = i,
         .send_time_ns = ls->grant, .deliver_time_ns = ls->grant,
     };
@@ -277,49 +284,47 @@ static void send_grant(Lockstep *ls, unsigned i)
     g_byte_array_set_size(out, 0);
     while ((o = g_queue_peek_head(&n->out)) && o->deliver_ns < ls->grant) {
         g_queue_pop_head(&n->out);
-        p->held_bytes -= g_bytes_get_size(o->frame);
-        p->held_frames--;
+        ls->ops->held(ls->opaque, i, g_bytes_get_size(o->frame), false);
         /* counted in the port's bound when it was held */
-        if (one_write) {
+        if (ls->one_write) {
             size_t len;
             const uint8_t *data = g_bytes_get_data(o->frame, &len);
 
             g_byte_array_append(out, data, len);
         } else {
-            port_send_held(p, o->frame);
+            ls->ops->send(ls->opaque, i, o->frame);
         }
         out_frame_free(o);
     }
     fabric_hdr_encode(&h, buf);
     g_byte_array_append(out, buf, sizeof(buf));
     g_autoptr(GBytes) all = g_bytes_new(out->data, out->len);
-    port_send_held(p, all);
+    ls->ops->send(ls->opaque, i, all);
     ls->direct = false;
 }
 
 /* When every node still in the run has reported: route, then grant. */
 static void try_round(Lockstep *ls)
 {
-    Fabric *f = ls->f;
     uint64_t e = UINT64_MAX;
     bool anyone = false;
 
     if (ls->routing) {
         return;
     }
-    for (unsigned i = 0; i < f->nodes; i++) {
+    for (unsigned i = 0; i < ls->nodes; i++) {
         LsNode *n = &ls->node[i];
 
-        if (!n->left && !(f->connected[i] && n->reported)) {
+        if (!n->left && !(ls->connected[i] && n->reported)) {
             return;
         }
     }
     route_round(ls);
-    for (unsigned i = 0; i < f->nodes; i++) {
+    for (unsigned i = 0; i < ls->nodes; i++) {
         LsNode *n = &ls->node[i];
         OutFrame *o = g_queue_peek_head(&n->out);
 
-        if (n->left || !f->connected[i]) {
+        if (n->left || !ls->connected[i]) {
             continue;
         }
         anyone = true;
@@ -334,18 +339,18 @@ static void try_round(Lockstep *ls)
     ls->now = MAX(ls->now, ls->grant);
     ls->grant = MAX(sat_add(e, round_length(ls)), sat_add(ls->grant, 1));
     ls->rounds++;
-    for (unsigned i = 0; i < f->nodes; i++) {
-        if (!ls->node[i].left && f->connected[i]) {
+    for (unsigned i = 0; i < ls->nodes; i++) {
+        if (!ls->node[i].left && ls->connected[i]) {
             ls->node[i].reported = false;
             send_grant(ls, i);
         }
     }
 }
 
-static bool take_report(Lockstep *ls, Port *p, const FabricHdr *h,
+static bool take_report(Lockstep *ls, unsigned port, const FabricHdr *h,
                         const uint8_t *pl)
 {
-    LsNode *n = &ls->node[p->id];
+    LsNode *n = &ls->node[port];
     uint64_t next = 0;
     g_autofree char *why = NULL;
 
@@ -360,28 +365,28 @@ static bool take_report(Lockstep *ls, Port *p, const FabricHdr *h,
                               n->reported ? "; it already reported" : "");
     }
     if (why) {
-        p->c.malformed++;
         g_autofree char *msg = g_strdup_printf("lock-step broken: %s", why);
-        port_disconnect(p, msg);
+        ls->ops->broken(ls->opaque, port, msg);
         return false;
     }
     n->reported = true;
     n->time = h->send_time_ns;
     n->next_event = MAX(next, h->send_time_ns);
     try_round(ls);
-    return p->fd >= 0;
+    return ls->connected[port];
 }
 
-bool lockstep_input(Lockstep *ls, Port *p, const uint8_t *frame, size_t len)
+bool lockstep_input(Lockstep *ls, unsigned port, const uint8_t *frame,
+                    size_t len)
 {
-    LsNode *n = &ls->node[p->id];
+    LsNode *n = &ls->node[port];
     const uint8_t *pl = frame + FABRIC_HDR_LEN;
     InFrame in;
     FabricHdr h;
 
     fabric_hdr_decode(frame, &h);
-    if (h.type == FABRIC_TYPE_SYNC && h.kind == ls->f->kind->id) {
-        return take_report(ls, p, &h, pl);
+    if (h.type == FABRIC_TYPE_SYNC && h.kind == ls->kind) {
+        return take_report(ls, port, &h, pl);
     }
     /* a free-running device never reports: refuse it at once */
     if (h.type == FABRIC_TYPE_CONTROL && h.len >= 1 &&
@@ -391,7 +396,7 @@ bool lockstep_input(Lockstep *ls, Port *p, const uint8_t *frame, size_t len)
         bool alive;
 
         ls->direct = true;
-        alive = port_route_frame(p, frame, len);
+        alive = ls->ops->route(ls->opaque, port, frame, len);
         ls->direct = false;
         return alive;
     }
@@ -402,18 +407,18 @@ bool lockstep_input(Lockstep *ls, Port *p, const uint8_t *frame, size_t len)
             "round (%" PRIu64 " to %" PRIu64 " ns)", h.send_time_ns, n->time,
             ls->grant);
 
-        p->c.malformed++;
-        port_disconnect(p, msg);
+        ls->ops->broken(ls->opaque, port, msg);
         return false;
     }
     n->in_cost += len + FABRIC_FRAME_COST;
     if (n->in_cost > LOCKSTEP_ROUND_IN_MAX) {
-        port_cut_off(p, "lock-step: more input in one round than "
-                     "LOCKSTEP_ROUND_IN_MAX (16 MiB); closing");
+        ls->ops->cut_off(ls->opaque, port, "lock-step: more input in one "
+                         "round than LOCKSTEP_ROUND_IN_MAX (16 MiB); "
+                         "closing");
         return false;
     }
     in.send_ns = h.send_time_ns;
-    in.port = p->id;
+    in.port = port;
     in.seq = ls->seq++;
     in.frame = g_bytes_new(frame, len);
     g_array_append_val(ls->in, in);

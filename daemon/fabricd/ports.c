@@ -1,7 +1,12 @@
 /*
  * Node ports: one listening socket per node, at most one peer on each.
- * Reads are framed by the fabric kind; writes go through a bounded output
- * queue so a slow peer never blocks the others.
+ * Reads are framed with the owner's parse(); writes go through a bounded
+ * output queue so a slow peer never blocks the others.  The owner hears of
+ * frames, departures and drained output through PortOps (ports.h).
+ *
+ * The ports and their lock-step stage call each other: the stage is the
+ * ports' own (ports call lockstep.c), and what it needs done to a port
+ * comes back through the LockstepOps at the end of this file.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,8 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "fabric.h"
 #include "lockstep.h"
+#include "ports.h"
 #include "sock.h"
 
 /* One read per wakeup, so a busy port cannot starve the others. */
@@ -46,7 +51,7 @@ static void out_item_free(gpointer data)
 
 void port_disconnect(Port *p, const char *why)
 {
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
 
     if (p->fd < 0) {
         return;
@@ -75,15 +80,15 @@ void port_disconnect(Port *p, const char *why)
     g_clear_pointer(&p->close_why, g_free);
     close(p->fd);
     p->fd = -1;
-    f->connected[p->id] = false;
+    set->connected[p->id] = false;
     g_queue_clear_full(&p->out, out_item_free);
     p->out_bytes = 0;
     p->out_frames = 0;
     g_byte_array_unref(p->in);
     p->in = NULL;
-    f->kind->port_down(f->kind_state, p->id);
-    if (f->lockstep) {
-        lockstep_port_down(f->lockstep, p->id);
+    set->ops.disconnected(set->opaque, p->id);
+    if (set->lockstep) {
+        lockstep_port_down(set->lockstep, p->id);
     }
 }
 
@@ -108,7 +113,7 @@ static void consume_written(Port *p, size_t n)
 /* Write as much as the socket takes; arm a write watch for the rest. */
 static void port_flush(Port *p)
 {
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
     size_t queued = p->out_bytes;
 
     while (!g_queue_is_empty(&p->out)) {
@@ -158,9 +163,8 @@ static void port_flush(Port *p)
         g_source_remove(p->out_watch);
         p->out_watch = 0;
     }
-    if (p->out_bytes < queued && f->kind->output_drained &&
-        !f->shutting_down) {
-        f->kind->output_drained(f->kind_state, p->id);
+    if (p->out_bytes < queued) {
+        set->ops.drained(set->opaque, p->id);
     }
     if (p->closing && g_queue_is_empty(&p->out)) {
         g_autofree char *why = g_steal_pointer(&p->close_why);
@@ -180,7 +184,8 @@ static gboolean close_timeout(gpointer opaque)
     return G_SOURCE_REMOVE;
 }
 
-void port_close_after_flush(Port *p, const char *why)
+/* Stop reading; disconnect once the queued output (a REJECT) is written. */
+static void port_close_after_flush(Port *p, const char *why)
 {
     if (p->fd < 0 || p->closing) {
         return;
@@ -212,23 +217,35 @@ size_t port_out_cost(const Port *p)
            (p->out_frames + p->held_frames) * FABRIC_FRAME_COST;
 }
 
+void port_count_held(Port *p, size_t len, bool held)
+{
+    if (held) {
+        p->held_bytes += len;
+        p->held_frames++;
+    } else {
+        p->held_bytes -= len;
+        p->held_frames--;
+    }
+}
+
 /* Queue `frame` if the port's cost stays within `limit`. */
 static bool port_queue(Port *p, GBytes *frame, size_t limit)
 {
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
     uint8_t prefix[FABRIC_PREFIX_MAX];
     size_t prefix_len, total, cost;
     OutItem *item;
 
     /* lock-step holds the frame until its grant; it is queued then */
-    if (f->lockstep && lockstep_holds_output(f->lockstep)) {
-        return !p->closing && lockstep_output(f->lockstep, p, frame, limit);
+    if (set->lockstep && lockstep_holds_output(set->lockstep)) {
+        return !p->closing && lockstep_output(set->lockstep, p->id, frame,
+                                              limit);
     }
-    prefix_len = f->kind->encode_prefix(g_bytes_get_size(frame), prefix);
+    prefix_len = set->ops.encode_prefix(g_bytes_get_size(frame), prefix);
     total = prefix_len + g_bytes_get_size(frame);
     /* frames lock-step holds have their own bound (lockstep_output) */
-    cost = f->lockstep ? p->out_bytes + p->out_frames * FABRIC_FRAME_COST
-                       : port_out_cost(p);
+    cost = set->lockstep ? p->out_bytes + p->out_frames * FABRIC_FRAME_COST
+                         : port_out_cost(p);
     if (p->closing || cost + total + FABRIC_FRAME_COST > limit) {
         return false;
     }
@@ -247,10 +264,14 @@ static bool port_queue(Port *p, GBytes *frame, size_t limit)
 
 bool port_send(Port *p, GBytes *frame)
 {
-    return port_queue(p, frame, p->fabric->out_limit);
+    return port_queue(p, frame, p->set->out_limit);
 }
 
-bool port_send_held(Port *p, GBytes *frame)
+/*
+ * Queue a frame that was counted in the port's bound while lock-step held
+ * it (at a grant): it is queued whatever the bound says now.
+ */
+static bool port_send_held(Port *p, GBytes *frame)
 {
     return port_queue(p, frame, SIZE_MAX);
 }
@@ -279,7 +300,7 @@ bool port_send_own(Port *p, GBytes *frame)
     if (p->fd < 0 || p->closing) {
         return false;
     }
-    if (!port_queue(p, frame, p->fabric->out_limit + FABRIC_OWN_RESERVE)) {
+    if (!port_queue(p, frame, p->set->out_limit + FABRIC_OWN_RESERVE)) {
         port_overflow(p, "fabricd's own frame not sent");
         return false;
     }
@@ -358,7 +379,7 @@ static gboolean port_resume_input(gpointer opaque)
 void port_pause_input(Port *p, bool paused)
 {
     /* a paused node could not report its round: virtual time would stop */
-    if (p->fabric->lockstep || p->input_paused == paused) {
+    if (p->set->lockstep || p->input_paused == paused) {
         return;
     }
     p->input_paused = paused;
@@ -393,12 +414,13 @@ static void log_limited(Port *p, const char *what, const char *why)
 }
 
 /* Route one whole frame from `p`; false once `p` is gone or closing. */
-bool port_route_frame(Port *p, const uint8_t *frame, size_t len)
+static bool port_route_frame(Port *p, const uint8_t *frame, size_t len)
 {
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
     unsigned generation = p->generation;
     char why[160] = "";
-    IngressStatus st = fabric_ingress(f, p->id, frame, len, why, sizeof(why));
+    IngressStatus st = set->ops.frame(set->opaque, p->id, frame, len, why,
+                                      sizeof(why));
 
     if (st == INGRESS_MALFORMED) {
         p->c.malformed++;
@@ -425,7 +447,7 @@ bool port_route_frame(Port *p, const uint8_t *frame, size_t len)
 /* Frame and route everything complete in the input buffer. */
 static bool port_process_input(Port *p)
 {
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
     size_t pos = 0;
 
     /*
@@ -437,7 +459,7 @@ static bool port_process_input(Port *p)
         FrameSpan span = { 0 };
         const uint8_t *at = p->in->data + pos;
 
-        switch (f->kind->parse(at, p->in->len - pos, &span)) {
+        switch (set->ops.parse(at, p->in->len - pos, &span)) {
         case FRAME_NEED_MORE:
             goto done;
         case FRAME_FATAL: {
@@ -455,8 +477,9 @@ static bool port_process_input(Port *p)
         case FRAME_OK: {
             /* the kind may write to this port, and a failed write frees */
             GByteArray *hold = g_byte_array_ref(p->in);
-            bool alive = f->lockstep
-                ? lockstep_input(f->lockstep, p, at + span.offset, span.len)
+            bool alive = set->lockstep
+                ? lockstep_input(set->lockstep, p->id, at + span.offset,
+                                 span.len)
                 : port_route_frame(p, at + span.offset, span.len);
 
             g_byte_array_unref(hold);
@@ -515,7 +538,7 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
                                 gpointer opaque)
 {
     Port *p = opaque;
-    Fabric *f = p->fabric;
+    PortSet *set = p->set;
     int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
     if (fd < 0) {
@@ -525,7 +548,7 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
         }
         return G_SOURCE_CONTINUE;
     }
-    if (f->lockstep && !lockstep_may_connect(f->lockstep, p->id)) {
+    if (set->lockstep && !lockstep_may_connect(set->lockstep, p->id)) {
         p->c.rejected++;
         fprintf(stderr, "fabricd: node%u: connection refused: the node left "
                 "this lock-step run (start a new run)\n", p->id);
@@ -547,17 +570,125 @@ static gboolean port_acceptable(int listen_fd, GIOCondition cond,
     p->logged_malformed = 0;
     p->input_paused = false;
     p->in = g_byte_array_sized_new(READ_CHUNK);
-    f->connected[p->id] = true;
+    set->connected[p->id] = true;
     p->in_watch = port_watch_input(p, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                    port_readable);
     fprintf(stderr, "fabricd: node%u: connected\n", p->id);
     return G_SOURCE_CONTINUE;
 }
 
-bool fabric_ports_listen(Fabric *f, GError **err)
+/* ---- what the lock-step stage asks of the ports (LockstepOps) ---- */
+
+static bool ls_route(void *opaque, unsigned port, const uint8_t *frame,
+                     size_t len)
 {
-    for (unsigned i = 0; i < f->nodes; i++) {
-        Port *p = &f->ports[i];
+    PortSet *set = opaque;
+
+    return port_route_frame(&set->port[port], frame, len);
+}
+
+static bool ls_live(void *opaque, unsigned port)
+{
+    PortSet *set = opaque;
+    const Port *p = &set->port[port];
+
+    return p->fd >= 0 && !p->closing;
+}
+
+static void ls_send(void *opaque, unsigned port, GBytes *frame)
+{
+    PortSet *set = opaque;
+
+    port_send_held(&set->port[port], frame);
+}
+
+static void ls_held(void *opaque, unsigned port, size_t len, bool in)
+{
+    PortSet *set = opaque;
+
+    port_count_held(&set->port[port], len, in);
+}
+
+static size_t ls_out_cost(void *opaque, unsigned port)
+{
+    PortSet *set = opaque;
+
+    return port_out_cost(&set->port[port]);
+}
+
+static void ls_broken(void *opaque, unsigned port, const char *why)
+{
+    PortSet *set = opaque;
+    Port *p = &set->port[port];
+
+    p->c.malformed++;
+    port_disconnect(p, why);
+}
+
+static void ls_cut_off(void *opaque, unsigned port, const char *why)
+{
+    PortSet *set = opaque;
+
+    port_cut_off(&set->port[port], why);
+}
+
+static const LockstepOps port_lockstep_ops = {
+    .route = ls_route,
+    .live = ls_live,
+    .send = ls_send,
+    .held = ls_held,
+    .out_cost = ls_out_cost,
+    .broken = ls_broken,
+    .cut_off = ls_cut_off,
+};
+
+Lockstep *port_set_start_lockstep(PortSet *set, uint8_t kind,
+                                  bool one_write, uint64_t lookahead_ns,
+                                  uint64_t quantum_ns)
+{
+    LockstepSetup setup = {
+        .nodes = set->count,
+        .connected = set->connected,
+        .kind = kind,
+        .one_write = one_write,
+        .lookahead_ns = lookahead_ns,
+        .quantum_ns = quantum_ns,
+    };
+
+    set->lockstep = lockstep_new(&setup, &port_lockstep_ops, set);
+    return set->lockstep;
+}
+
+/* ---- the set of ports ---- */
+
+PortSet *port_set_new(unsigned count, const char *dir, const PortOps *ops,
+                      void *opaque)
+{
+    PortSet *set = g_new0(PortSet, 1);
+
+    set->port = g_new0(Port, count);
+    set->connected = g_new0(bool, count);
+    set->count = count;
+    set->out_limit = FABRIC_OUT_LIMIT;
+    set->ops = *ops;
+    set->opaque = opaque;
+    for (unsigned i = 0; i < count; i++) {
+        Port *p = &set->port[i];
+
+        p->set = set;
+        p->id = i;
+        p->listen_fd = -1;
+        p->fd = -1;
+        g_queue_init(&p->out);
+        p->path = g_strdup_printf("%s/node%u.sock", dir, i);
+    }
+    return set;
+}
+
+bool port_set_listen(PortSet *set, GError **err)
+{
+    for (unsigned i = 0; i < set->count; i++) {
+        Port *p = &set->port[i];
 
         p->listen_fd = unix_listen(p->path, err);
         if (p->listen_fd < 0) {
@@ -567,4 +698,37 @@ bool fabric_ports_listen(Fabric *f, GError **err)
                                         port_acceptable, p);
     }
     return true;
+}
+
+void port_set_close(PortSet *set)
+{
+    lockstep_free(set->lockstep);
+    set->lockstep = NULL;
+    for (unsigned i = 0; i < set->count; i++) {
+        Port *p = &set->port[i];
+
+        if (p->fd >= 0) {
+            port_disconnect(p, NULL);
+        }
+        if (p->listen_watch) {
+            g_source_remove(p->listen_watch);
+            p->listen_watch = 0;
+        }
+        if (p->listen_fd >= 0) {
+            close(p->listen_fd);
+            unlink(p->path);
+            p->listen_fd = -1;
+        }
+        g_clear_pointer(&p->path, g_free);
+    }
+}
+
+void port_set_free(PortSet *set)
+{
+    if (!set) {
+        return;
+    }
+    g_free(set->connected);
+    g_free(set->port);
+    g_free(set);
 }
