@@ -3,8 +3,9 @@
 # The rooms of docs/architecture.md, checked on the tree and the build: the
 # launcher has a folder of its own and links the fabric library, not
 # fabricd's models; images/ holds only what builds and fills the guest
-# image; the pcapng format is defined once; no two of the launcher's files
-# call each other; every component that `make help` names is a target.
+# image; the pcapng format is defined once; no two files of the launcher
+# or of fabricd call each other; every component that `make help` names is
+# a target.
 # Needs the host tools built (make check builds them first).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -55,17 +56,18 @@ defs=$(grep -rnE '^[[:space:]]*#[[:space:]]*define[[:space:]]+[A-Z_]*(BT_(SHB|ID
 check "the pcapng format is defined in include/vcluster/fabric/pcapng.h only" test -z "$defs"
 [ -z "$defs" ] || echo "$defs" | sed 's/^/  /'
 
-# 5. No two of the launcher's files call each other: the commands call the
-#    cores (cluster, node, fabric, agent, ...), never the other way.
-mutual=""
-objs=$(ls build/obj/host-cli/*.o 2>/dev/null)
-if [ -n "$objs" ]; then
-	for o in $objs; do
+# 5. No two files of the launcher, nor two of fabricd, call each other:
+#    the commands call the launcher's cores (cluster, node, fabric, agent,
+#    ...), fabricd's core calls its ports and kinds, never the other way.
+#    Functions only: a registry that names a kind's ops table is how the
+#    layer below is plugged in, not a call up.
+# mutual_calls OBJECTS...: "a.c <-> b.c" for each pair that call each other.
+mutual_calls() {
+	for o in "$@"; do
 		n=$(basename "$o" .o)
-		nm "$o" | awk -v n="$n" 'NF == 3 && $2 ~ /[TDRB]/ { print "D", n, $3 }
+		nm "$o" | awk -v n="$n" 'NF == 3 && $2 == "T" { print "D", n, $3 }
 			NF == 2 && $1 == "U" { print "U", n, $2 }'
-	done > "$TOP/build/.rooms-syms"
-	mutual=$(awk '$1 == "D" { def[$3] = $2 }
+	done | awk '$1 == "D" { def[$3] = $2 }
 		$1 == "U" { use[NR] = $2 " " $3 }
 		END {
 			for (i in use) {
@@ -78,11 +80,19 @@ if [ -n "$objs" ]; then
 				if ((p[2] " " p[1]) in edge && p[1] < p[2])
 					print p[1] ".c <-> " p[2] ".c"
 			}
-		}' "$TOP/build/.rooms-syms")
-	rm -f "$TOP/build/.rooms-syms"
+		}'
+}
+cli_objs=$(ls build/obj/host-cli/*.o 2>/dev/null)
+fabricd_objs=$(ls build/obj/daemon/fabricd/*.o 2>/dev/null)
+mutual=""
+if [ -n "$cli_objs" ] && [ -n "$fabricd_objs" ]; then
+	# shellcheck disable=SC2086 # one word per object file
+	mutual="$(mutual_calls $cli_objs | sed 's|^|host-cli: |')
+$(mutual_calls $fabricd_objs | sed 's|^|daemon/fabricd: |')"
+	mutual=$(echo "$mutual" | sed '/^$/d')
 fi
-check "no two of the launcher's files call each other" \
-	test -n "$objs" -a -z "$mutual"
+check "no two files of the launcher or of fabricd call each other" \
+	test -n "$cli_objs" -a -n "$fabricd_objs" -a -z "$mutual"
 [ -z "$mutual" ] || echo "$mutual" | sed 's/^/  /'
 
 # 6. Each component in `make help` is a target make knows.
