@@ -80,6 +80,7 @@
 
 #include "common/clock.h"
 #include "common/msg.h"
+#include "common/pingpong.h"
 
 #define DEFAULT_PORT "5001"
 #define PAIR_PORT "5002"    /* pairwise: beside a server on DEFAULT_PORT */
@@ -556,6 +557,15 @@ static size_t check_pattern(const unsigned char *buf, size_t len, uint64_t off)
     return len;
 }
 
+/* Ping-pong and pairwise messages: the first 8 bytes carry the round's
+ * number (little-endian), so that an echo or a message of another round
+ * cannot pass the check. */
+static void stamp_round(unsigned char *buf, size_t size, uint64_t round)
+{
+    for (size_t i = 0; i < 8 && i < size; i++)
+        buf[i] = (unsigned char)(round >> (i * 8));
+}
+
 static void peer_name(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
 {
     char host[NI_MAXHOST], serv[NI_MAXSERV];
@@ -936,7 +946,7 @@ static int run_client(const struct settings *s, const char *host)
 
     /* ping-pong */
     unsigned char *out = malloc((size_t)size), *in = malloc((size_t)size);
-    double sum = 0, min = 1e30, max = 0;
+    struct pingpong_stats st = { 0 };
     uint64_t total = rounds + warmup;
 
     if (!out || !in) {
@@ -949,9 +959,8 @@ static int run_client(const struct settings *s, const char *host)
     fill_pattern(out, (size_t)size, 0);
     for (uint64_t r = 0; r < total; r++) {
         double t0, dt;
-        /* stamp the round number so a stale echo cannot pass the check */
-        for (size_t i = 0; i < 8 && i < size; i++)
-            out[i] = (unsigned char)(r >> (i * 8));
+
+        stamp_round(out, (size_t)size, r);
         t0 = now_s();
         if (!send_burst(fd, out, (size_t)size, have_block ? (size_t)block : 0, who,
                         "ping-pong message") ||
@@ -970,19 +979,14 @@ static int run_client(const struct settings *s, const char *host)
             close(fd);
             return 1;
         }
-        if (r < warmup)
-            continue;
-        sum += dt;
-        if (dt < min)
-            min = dt;
-        if (dt > max)
-            max = dt;
+        if (r >= warmup)
+            pingpong_add(&st, dt * 1e6);
     }
     free(out);
     free(in);
     close(fd);
     printf("pingpong size=%llu rounds=%llu latency_us=%.2f min_us=%.2f max_us=%.2f",
-           size, rounds, sum / (double)rounds / 2 * 1e6, min / 2 * 1e6, max / 2 * 1e6);
+           size, rounds, st.sum / (double)rounds / 2, st.min / 2, st.max / 2);
     if (have_block)
         printf(" block=%llu", block);
     printf("\n");
@@ -1180,7 +1184,8 @@ static int run_pairwise(const struct settings *s, const char *peer)
     unsigned long long size = s->size, block = s->block, rounds = s->rounds, warmup = s->warmup;
     int retry = s->retry, timeout = s->timeout, lfd = -1, ofd = -1, ifd = -1, ret = 1;
     unsigned char hello[PAIR_HELLO_LEN], phello[PAIR_HELLO_LEN], *out = NULL, *in = NULL;
-    double sum = 0, min = 1e30, max = 0, deadline;
+    struct pingpong_stats st = { 0 };     /* over exchange times */
+    double deadline;
     uint64_t total;
 
     if (rounds > ULLONG_MAX - warmup)
@@ -1244,14 +1249,12 @@ static int run_pairwise(const struct settings *s, const char *peer)
         msg("out of memory");
         goto done;
     }
-    /* both send the same pattern; each round stamps its number, so that
-     * a message of another round cannot pass the check */
+    /* both send the same pattern, stamped with the round */
     fill_pattern(out, (size_t)size, 0);
     for (uint64_t r = 0; r < total; r++) {
         double t0, dt;
 
-        for (size_t i = 0; i < 8 && i < size; i++)
-            out[i] = (unsigned char)(r >> (i * 8));
+        stamp_round(out, (size_t)size, r);
         t0 = now_s();
         if (!pair_round(ofd, ifd, out, in, (size_t)size, (size_t)block, timeout, peer)) {
             msg("%s: pairwise failed in round %" PRIu64 " of %" PRIu64, peer, r + 1, total);
@@ -1262,17 +1265,12 @@ static int run_pairwise(const struct settings *s, const char *peer)
             msg("%s: pairwise data mismatch in round %" PRIu64, peer, r + 1);
             goto done;
         }
-        if (r < warmup)
-            continue;
-        sum += dt;
-        if (dt < min)
-            min = dt;
-        if (dt > max)
-            max = dt;
+        if (r >= warmup)
+            pingpong_add(&st, dt * 1e6);
     }
     printf("pairwise size=%llu rounds=%llu exchange_us=%.2f latency_us=%.2f min_us=%.2f max_us=%.2f MBps=%.3f",
-           size, rounds, sum / (double)rounds * 1e6, sum / (double)rounds / 2 * 1e6,
-           min / 2 * 1e6, max / 2 * 1e6, 2.0 * (double)size * (double)rounds / sum / 1e6);
+           size, rounds, st.sum / (double)rounds, st.sum / (double)rounds / 2,
+           st.min / 2, st.max / 2, 2.0 * (double)size * (double)rounds / st.sum);
     if (block)
         printf(" block=%llu", block);
     printf("\n");
