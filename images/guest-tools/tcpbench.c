@@ -67,6 +67,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@
 
 #include "common/clock.h"
 #include "common/msg.h"
+#include "common/pingpong.h"
 
 #define DEFAULT_PORT "5001"
 #define PAIR_PORT "5002"    /* pairwise: beside a server on DEFAULT_PORT */
@@ -101,6 +103,11 @@ enum { ST_OK = 0, ST_BAD_VERSION = 1, ST_BAD_PARAMS = 2 };
 #define DEF_ROUNDS 1000ull
 #define DEF_WARMUP 10ull
 #define DEF_TIMEOUT 60
+#define DEF_PEER_RETRY 60   /* barrier, pairwise: waiting for the other nodes */
+
+#define BAR_MAGIC 0x54424152u /* "TBAR" */
+#define BAR_MAX_NODES 1024
+#define BAR_MAX_ROUNDS 10
 
 static const char *prog = "tcpbench";
 
@@ -221,6 +228,205 @@ static bool parse_secs(const char *s, int *out)
         return false;
     *out = (int)v;
     return true;
+}
+
+/* ------------------------------------------------------------ options */
+
+/*
+ * One table of options for all commands; each command (the table before
+ * main) names the ones it takes and its defaults.  getopt_long is handed
+ * the rows a command takes in table order, which is also the order it
+ * lists them in when an abbreviation is ambiguous.
+ */
+
+/* What the options set; a command reads only the fields its options fill. */
+struct settings {
+    const char *port;
+    int timeout, retry;       /* seconds */
+    bool once, verify;
+    int mode;                 /* client: MODE_STREAM or MODE_PINGPONG; 0: not given */
+    unsigned long long size, block, rounds, warmup;
+    unsigned long long nodes, rank, count;
+    unsigned given;           /* OPT_BIT of each option on the command line */
+};
+
+enum arg_kind {
+    ARG_HELP,    /* prints the usage; exit 0 */
+    ARG_FLAG,    /* sets a bool */
+    ARG_CHOICE,  /* sets an int to the row's value; another value given before is refused */
+    /* the kinds from here on take a value */
+    ARG_PORT,    /* 1..65535, no suffix, kept as written */
+    ARG_SECS,    /* 0..one year, no suffix */
+    ARG_NUM,     /* a size (k/m/g suffixes) in min..max */
+};
+
+enum option_id {
+    OPT_NODES, OPT_RANK, OPT_COUNT, OPT_PORT, OPT_ONCE, OPT_STREAM, OPT_PINGPONG,
+    OPT_PING_PONG, OPT_SIZE, OPT_MSG_SIZE, OPT_BLOCK, OPT_ROUNDS, OPT_WARMUP,
+    OPT_RETRY, OPT_TIMEOUT, OPT_VERIFY, OPT_HELP, N_OPTIONS
+};
+#define OPT_BIT(id) (1u << (id))
+_Static_assert(N_OPTIONS <= 32, "struct settings' given is an unsigned");
+
+/* keys of the options that have no short letter: above any letter */
+enum { KEY_STREAM = UCHAR_MAX + 1, KEY_PINGPONG, KEY_VERIFY };
+
+struct option_spec {
+    const char *name;
+    int key;                /* the short letter, or a KEY_ */
+    int alias;              /* a second short letter, or 0 */
+    enum arg_kind kind;
+    size_t field;           /* offsetof(struct settings, ...) */
+    unsigned long long min, max;    /* ARG_NUM: the range */
+    bool show_range;        /* the complaint about a bad value names the range */
+    int value;              /* ARG_CHOICE: what it sets */
+    const char *what;       /* names the value in "bad WHAT 'ARG'"; ARG_CHOICE: the complaint */
+};
+
+#define FIELD(f) offsetof(struct settings, f)
+#define MODE_CLASH "--stream and --pingpong are exclusive"
+
+static const struct option_spec options[N_OPTIONS] = {
+    [OPT_NODES] = { .name = "nodes", .key = 'N', .kind = ARG_NUM, .field = FIELD(nodes),
+                    .what = "node count", .min = 2, .max = BAR_MAX_NODES, .show_range = true },
+    [OPT_RANK] = { .name = "rank", .key = 'R', .kind = ARG_NUM, .field = FIELD(rank),
+                   .what = "rank", .min = 0, .max = ULLONG_MAX },
+    [OPT_COUNT] = { .name = "count", .key = 'c', .alias = 'n', .kind = ARG_NUM,
+                    .field = FIELD(count), .what = "barrier count", .min = 1, .max = ULLONG_MAX },
+    [OPT_PORT] = { .name = "port", .key = 'p', .kind = ARG_PORT, .field = FIELD(port),
+                   .what = "port" },
+    [OPT_ONCE] = { .name = "once", .key = '1', .kind = ARG_FLAG, .field = FIELD(once) },
+    [OPT_STREAM] = { .name = "stream", .key = KEY_STREAM, .kind = ARG_CHOICE,
+                     .field = FIELD(mode), .value = MODE_STREAM, .what = MODE_CLASH },
+    [OPT_PINGPONG] = { .name = "pingpong", .key = KEY_PINGPONG, .kind = ARG_CHOICE,
+                       .field = FIELD(mode), .value = MODE_PINGPONG, .what = MODE_CLASH },
+    [OPT_PING_PONG] = { .name = "ping-pong", .key = KEY_PINGPONG, .kind = ARG_CHOICE,
+                        .field = FIELD(mode), .value = MODE_PINGPONG, .what = MODE_CLASH },
+    /* the client's size: the ping-pong limit is checked once the mode is known */
+    [OPT_SIZE] = { .name = "size", .key = 's', .kind = ARG_NUM, .field = FIELD(size),
+                   .what = "size", .min = 1, .max = ULLONG_MAX },
+    /* pairwise: a message size, bounded at once */
+    [OPT_MSG_SIZE] = { .name = "size", .key = 's', .kind = ARG_NUM, .field = FIELD(size),
+                       .what = "size", .min = 1, .max = MAX_PP_SIZE, .show_range = true },
+    [OPT_BLOCK] = { .name = "block", .key = 'b', .kind = ARG_NUM, .field = FIELD(block),
+                    .what = "block size", .min = 1, .max = MAX_BLOCK, .show_range = true },
+    [OPT_ROUNDS] = { .name = "rounds", .key = 'n', .kind = ARG_NUM, .field = FIELD(rounds),
+                     .what = "round count", .min = 1, .max = ULLONG_MAX },
+    [OPT_WARMUP] = { .name = "warmup", .key = 'w', .kind = ARG_NUM, .field = FIELD(warmup),
+                     .what = "warm-up count", .min = 0, .max = ULLONG_MAX },
+    [OPT_RETRY] = { .name = "retry", .key = 'r', .kind = ARG_SECS, .field = FIELD(retry),
+                    .what = "retry time" },
+    [OPT_TIMEOUT] = { .name = "timeout", .key = 'T', .kind = ARG_SECS, .field = FIELD(timeout),
+                      .what = "timeout" },
+    [OPT_VERIFY] = { .name = "verify", .key = KEY_VERIFY, .kind = ARG_FLAG,
+                     .field = FIELD(verify) },
+    [OPT_HELP] = { .name = "help", .key = 'h', .kind = ARG_HELP },
+};
+
+struct command {
+    const char *name;
+    unsigned options;             /* OPT_BIT of each option it takes */
+    const char *operand;          /* the one argument it needs (HOST, PEER), or NULL */
+    struct settings defaults;
+    int (*run)(const struct settings *s, const char *operand);
+};
+
+#define GO_ON (-1)
+
+/* Take one option's value into s: GO_ON, or the exit status. */
+static int take_option(const struct option_spec *o, const char *arg, struct settings *s)
+{
+    char *field = (char *)s + o->field;
+    unsigned long long v;
+
+    switch (o->kind) {
+    case ARG_HELP:
+        usage(stdout);
+        return 0;
+    case ARG_FLAG:
+        *(bool *)field = true;
+        break;
+    case ARG_CHOICE:
+        if (*(int *)field && *(int *)field != o->value)
+            return bad_args("%s", o->what);
+        *(int *)field = o->value;
+        break;
+    case ARG_PORT:
+        if (!parse_port(arg, (const char **)field))
+            return bad_args("bad %s '%s'", o->what, arg);
+        break;
+    case ARG_SECS:
+        if (!parse_secs(arg, (int *)field))
+            return bad_args("bad %s '%s'", o->what, arg);
+        break;
+    case ARG_NUM:
+        if (!parse_size(arg, &v) || v < o->min || v > o->max) {
+            if (o->show_range)
+                return bad_args("bad %s '%s' (%llu..%llu)", o->what, arg, o->min, o->max);
+            return bad_args("bad %s '%s'", o->what, arg);
+        }
+        *(unsigned long long *)field = v;
+        break;
+    }
+    s->given |= OPT_BIT(o - options);
+    return GO_ON;
+}
+
+/* Append a short option to getopt's string, with ':' if it takes a value. */
+static char *add_letter(char *sp, int letter, int has_arg)
+{
+    *sp++ = (char)letter;
+    if (has_arg == required_argument)
+        *sp++ = ':';
+    return sp;
+}
+
+/*
+ * Parse argv (argv[0] is the command's name) into s, which holds the
+ * command's defaults, and find its operand: GO_ON, or the exit status.
+ */
+static int parse_options(const struct command *cmd, int argc, char **argv,
+                         struct settings *s, const char **operand)
+{
+    struct option longopts[N_OPTIONS + 1];
+    const struct option_spec *taken[N_OPTIONS];
+    char shortopts[N_OPTIONS * 4 + 1], *sp = shortopts;
+    int n = 0, c, i, rc;
+
+    for (i = 0; i < N_OPTIONS; i++) {
+        const struct option_spec *o = &options[i];
+        int has_arg = o->kind >= ARG_PORT ? required_argument : no_argument;
+
+        if (!(cmd->options & OPT_BIT(i)))
+            continue;
+        taken[n] = o;
+        longopts[n++] = (struct option){ o->name, has_arg, NULL, o->key };
+        if (o->key <= UCHAR_MAX)
+            sp = add_letter(sp, o->key, has_arg);
+        if (o->alias)
+            sp = add_letter(sp, o->alias, has_arg);
+    }
+    longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+    *sp = '\0';
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        for (i = 0; c != '?' && i < n && taken[i]->key != c && taken[i]->alias != c; i++)
+            ;
+        if (c == '?' || i == n)     /* getopt_long has said why */
+            return bad_args("bad %s option", cmd->name);
+        rc = take_option(taken[i], optarg, s);
+        if (rc != GO_ON)
+            return rc;
+    }
+    if (cmd->operand) {
+        if (optind >= argc)
+            return bad_args("%s: missing %s", cmd->name, cmd->operand);
+        *operand = argv[optind++];
+    }
+    if (optind < argc)
+        return bad_args("unexpected argument '%s'", argv[optind]);
+    return GO_ON;
 }
 
 static void put32(unsigned char *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
@@ -349,6 +555,15 @@ static size_t check_pattern(const unsigned char *buf, size_t len, uint64_t off)
         if (buf[i] != pattern_byte(off + i))
             return i;
     return len;
+}
+
+/* Ping-pong and pairwise messages: the first 8 bytes carry the round's
+ * number (little-endian), so that an echo or a message of another round
+ * cannot pass the check. */
+static void stamp_round(unsigned char *buf, size_t size, uint64_t round)
+{
+    for (size_t i = 0; i < 8 && i < size; i++)
+        buf[i] = (unsigned char)(round >> (i * 8));
 }
 
 static void peer_name(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
@@ -523,38 +738,13 @@ static int listen_on(const char *port)
     return fd;
 }
 
-static int run_server(int argc, char **argv)
+static int run_server(const struct settings *s, const char *operand)
 {
-    static const struct option opts[] = {
-        { "port", required_argument, NULL, 'p' },
-        { "once", no_argument, NULL, '1' },
-        { "timeout", required_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *port = DEFAULT_PORT;
-    bool once = false;
-    int timeout = DEF_TIMEOUT, c, lfd;
+    const char *port = s->port;
+    bool once = s->once;
+    int timeout = s->timeout, lfd;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:1T:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (!parse_port(optarg, &port))
-                return bad_args("bad port '%s'", optarg);
-            break;
-        case '1': once = true; break;
-        case 'T':
-            if (!parse_secs(optarg, &timeout))
-                return bad_args("bad timeout '%s'", optarg);
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return bad_args("bad server option");
-        }
-    }
-    if (optind < argc)
-        return bad_args("unexpected argument '%s'", argv[optind]);
-
+    (void)operand;
     lfd = listen_on(port);
     if (lfd < 0)
         return 1;
@@ -654,85 +844,18 @@ static int connect_to(const char *host, const char *port, int retry_secs)
     }
 }
 
-static int run_client(int argc, char **argv)
+static int run_client(const struct settings *s, const char *host)
 {
-    enum { OPT_STREAM = 256, OPT_PINGPONG, OPT_VERIFY };
-    static const struct option opts[] = {
-        { "port", required_argument, NULL, 'p' },
-        { "stream", no_argument, NULL, OPT_STREAM },
-        { "pingpong", no_argument, NULL, OPT_PINGPONG },
-        { "ping-pong", no_argument, NULL, OPT_PINGPONG },
-        { "size", required_argument, NULL, 's' },
-        { "block", required_argument, NULL, 'b' },
-        { "rounds", required_argument, NULL, 'n' },
-        { "warmup", required_argument, NULL, 'w' },
-        { "retry", required_argument, NULL, 'r' },
-        { "timeout", required_argument, NULL, 'T' },
-        { "verify", no_argument, NULL, OPT_VERIFY },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *port = DEFAULT_PORT, *host = NULL;
-    int mode = 0, c, timeout = DEF_TIMEOUT, retry = 0, fd;
-    bool have_size = false, have_block = false, have_rounds = false, have_warmup = false;
-    bool verify = false;
-    unsigned long long size = 0, block = DEF_BLOCK, rounds = DEF_ROUNDS, warmup = DEF_WARMUP;
+    const char *port = s->port;
+    int mode = s->mode, timeout = s->timeout, retry = s->retry, fd;
+    bool have_size = s->given & OPT_BIT(OPT_SIZE), have_block = s->given & OPT_BIT(OPT_BLOCK);
+    bool have_rounds = s->given & OPT_BIT(OPT_ROUNDS);
+    bool have_warmup = s->given & OPT_BIT(OPT_WARMUP);
+    bool verify = s->verify;
+    unsigned long long size = s->size, block = s->block, rounds = s->rounds, warmup = s->warmup;
     unsigned char hello[HELLO_LEN], reply[REPLY_LEN];
     const char *who;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:s:b:n:w:r:T:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (!parse_port(optarg, &port))
-                return bad_args("bad port '%s'", optarg);
-            break;
-        case OPT_STREAM:
-        case OPT_PINGPONG: {
-            int m = c == OPT_STREAM ? MODE_STREAM : MODE_PINGPONG;
-            if (mode && mode != m)
-                return bad_args("--stream and --pingpong are exclusive");
-            mode = m;
-            break;
-        }
-        case 's':
-            if (!parse_size(optarg, &size) || size == 0)
-                return bad_args("bad size '%s'", optarg);
-            have_size = true;
-            break;
-        case 'b':
-            if (!parse_size(optarg, &block) || block == 0 || block > MAX_BLOCK)
-                return bad_args("bad block size '%s' (1..%u)", optarg, MAX_BLOCK);
-            have_block = true;
-            break;
-        case 'n':
-            if (!parse_size(optarg, &rounds) || rounds == 0)
-                return bad_args("bad round count '%s'", optarg);
-            have_rounds = true;
-            break;
-        case 'w':
-            if (!parse_size(optarg, &warmup))
-                return bad_args("bad warm-up count '%s'", optarg);
-            have_warmup = true;
-            break;
-        case 'r':
-            if (!parse_secs(optarg, &retry))
-                return bad_args("bad retry time '%s'", optarg);
-            break;
-        case 'T':
-            if (!parse_secs(optarg, &timeout))
-                return bad_args("bad timeout '%s'", optarg);
-            break;
-        case OPT_VERIFY: verify = true; break;
-        case 'h': usage(stdout); return 0;
-        default: return bad_args("bad client option");
-        }
-    }
-    if (optind >= argc)
-        return bad_args("client: missing HOST");
-    host = argv[optind++];
-    if (optind < argc)
-        return bad_args("unexpected argument '%s'", argv[optind]);
     if (!mode)
         return bad_args("client: give --stream or --pingpong");
     if (mode == MODE_STREAM && (have_rounds || have_warmup))
@@ -823,7 +946,7 @@ static int run_client(int argc, char **argv)
 
     /* ping-pong */
     unsigned char *out = malloc((size_t)size), *in = malloc((size_t)size);
-    double sum = 0, min = 1e30, max = 0;
+    struct pingpong_stats st = { 0 };
     uint64_t total = rounds + warmup;
 
     if (!out || !in) {
@@ -836,9 +959,8 @@ static int run_client(int argc, char **argv)
     fill_pattern(out, (size_t)size, 0);
     for (uint64_t r = 0; r < total; r++) {
         double t0, dt;
-        /* stamp the round number so a stale echo cannot pass the check */
-        for (size_t i = 0; i < 8 && i < size; i++)
-            out[i] = (unsigned char)(r >> (i * 8));
+
+        stamp_round(out, (size_t)size, r);
         t0 = now_s();
         if (!send_burst(fd, out, (size_t)size, have_block ? (size_t)block : 0, who,
                         "ping-pong message") ||
@@ -857,19 +979,14 @@ static int run_client(int argc, char **argv)
             close(fd);
             return 1;
         }
-        if (r < warmup)
-            continue;
-        sum += dt;
-        if (dt < min)
-            min = dt;
-        if (dt > max)
-            max = dt;
+        if (r >= warmup)
+            pingpong_add(&st, dt * 1e6);
     }
     free(out);
     free(in);
     close(fd);
     printf("pingpong size=%llu rounds=%llu latency_us=%.2f min_us=%.2f max_us=%.2f",
-           size, rounds, sum / (double)rounds / 2 * 1e6, min / 2 * 1e6, max / 2 * 1e6);
+           size, rounds, st.sum / (double)rounds / 2, st.min / 2, st.max / 2);
     if (have_block)
         printf(" block=%llu", block);
     printf("\n");
@@ -878,64 +995,17 @@ static int run_client(int argc, char **argv)
 
 /* ------------------------------------------------------------ barrier */
 
-#define BAR_MAGIC 0x54424152u /* "TBAR" */
-#define BAR_MAX_NODES 1024
-#define BAR_MAX_ROUNDS 10
-
-static int run_barrier(int argc, char **argv)
+static int run_barrier(const struct settings *s, const char *operand)
 {
-    static const struct option opts[] = {
-        { "nodes", required_argument, NULL, 'N' },
-        { "rank", required_argument, NULL, 'R' },
-        { "count", required_argument, NULL, 'c' },
-        { "port", required_argument, NULL, 'p' },
-        { "retry", required_argument, NULL, 'r' },
-        { "timeout", required_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *port = DEFAULT_PORT;
-    unsigned long long nodes = 0, rank = ULLONG_MAX, count = DEF_ROUNDS, v;
-    int c, retry = 60, timeout = DEF_TIMEOUT, lfd, rounds = 0, k, ret = 1;
+    const char *port = s->port;
+    unsigned long long nodes = s->nodes, rank = s->rank, count = s->count, v;
+    int retry = s->retry, timeout = s->timeout, lfd, rounds = 0, k, ret = 1;
     int out[BAR_MAX_ROUNDS], in[BAR_MAX_ROUNDS];
     unsigned char hello[12], b = 0;
     char host[32], who[48];
     double t0, t1;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "N:R:c:n:p:r:T:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'N':
-            if (!parse_size(optarg, &nodes) || nodes < 2 || nodes > BAR_MAX_NODES)
-                return bad_args("bad node count '%s' (2..%d)", optarg, BAR_MAX_NODES);
-            break;
-        case 'R':
-            if (!parse_size(optarg, &rank))
-                return bad_args("bad rank '%s'", optarg);
-            break;
-        case 'c':
-        case 'n':
-            if (!parse_size(optarg, &count) || count == 0)
-                return bad_args("bad barrier count '%s'", optarg);
-            break;
-        case 'p':
-            if (!parse_port(optarg, &port))
-                return bad_args("bad port '%s'", optarg);
-            break;
-        case 'r':
-            if (!parse_secs(optarg, &retry))
-                return bad_args("bad retry time '%s'", optarg);
-            break;
-        case 'T':
-            if (!parse_secs(optarg, &timeout))
-                return bad_args("bad timeout '%s'", optarg);
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return bad_args("bad barrier option");
-        }
-    }
-    if (optind < argc)
-        return bad_args("unexpected argument '%s'", argv[optind]);
+    (void)operand;
     if (!nodes)
         return bad_args("barrier: give --nodes N");
     if (rank >= nodes)
@@ -1108,66 +1178,16 @@ static bool pair_round(int ofd, int ifd, const unsigned char *out, unsigned char
  * on the connection it made and receives on the one it accepted.  A
  * hello each way (parameters must match) starts both together.
  */
-static int run_pairwise(int argc, char **argv)
+static int run_pairwise(const struct settings *s, const char *peer)
 {
-    static const struct option opts[] = {
-        { "port", required_argument, NULL, 'p' },
-        { "size", required_argument, NULL, 's' },
-        { "block", required_argument, NULL, 'b' },
-        { "rounds", required_argument, NULL, 'n' },
-        { "warmup", required_argument, NULL, 'w' },
-        { "retry", required_argument, NULL, 'r' },
-        { "timeout", required_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *port = PAIR_PORT, *peer;
-    unsigned long long size = DEF_PP_SIZE, block = 0, rounds = DEF_ROUNDS, warmup = DEF_WARMUP;
-    int c, retry = 60, timeout = DEF_TIMEOUT, lfd = -1, ofd = -1, ifd = -1, ret = 1;
+    const char *port = s->port;
+    unsigned long long size = s->size, block = s->block, rounds = s->rounds, warmup = s->warmup;
+    int retry = s->retry, timeout = s->timeout, lfd = -1, ofd = -1, ifd = -1, ret = 1;
     unsigned char hello[PAIR_HELLO_LEN], phello[PAIR_HELLO_LEN], *out = NULL, *in = NULL;
-    double sum = 0, min = 1e30, max = 0, deadline;
+    struct pingpong_stats st = { 0 };     /* over exchange times */
+    double deadline;
     uint64_t total;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:s:b:n:w:r:T:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (!parse_port(optarg, &port))
-                return bad_args("bad port '%s'", optarg);
-            break;
-        case 's':
-            if (!parse_size(optarg, &size) || size == 0 || size > MAX_PP_SIZE)
-                return bad_args("bad size '%s' (1..%u)", optarg, MAX_PP_SIZE);
-            break;
-        case 'b':
-            if (!parse_size(optarg, &block) || block == 0 || block > MAX_BLOCK)
-                return bad_args("bad block size '%s' (1..%u)", optarg, MAX_BLOCK);
-            break;
-        case 'n':
-            if (!parse_size(optarg, &rounds) || rounds == 0)
-                return bad_args("bad round count '%s'", optarg);
-            break;
-        case 'w':
-            if (!parse_size(optarg, &warmup))
-                return bad_args("bad warm-up count '%s'", optarg);
-            break;
-        case 'r':
-            if (!parse_secs(optarg, &retry))
-                return bad_args("bad retry time '%s'", optarg);
-            break;
-        case 'T':
-            if (!parse_secs(optarg, &timeout))
-                return bad_args("bad timeout '%s'", optarg);
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return bad_args("bad pairwise option");
-        }
-    }
-    if (optind >= argc)
-        return bad_args("pairwise: missing PEER");
-    peer = argv[optind++];
-    if (optind < argc)
-        return bad_args("unexpected argument '%s'", argv[optind]);
     if (rounds > ULLONG_MAX - warmup)
         return bad_args("too many rounds");
     total = rounds + warmup;
@@ -1189,14 +1209,14 @@ static int run_pairwise(int argc, char **argv)
     if (!send_exact(ofd, hello, sizeof(hello), peer, "pairwise hello"))
         goto done;
     /* the peer's connection: the first that says hello as a pairwise peer */
-    deadline = now_s() + (retry > 0 ? retry : 60);
+    deadline = now_s() + (retry > 0 ? retry : DEF_PEER_RETRY);
     while (ifd < 0) {
         struct pollfd pfd = { .fd = lfd, .events = POLLIN };
         int left = (int)((deadline - now_s()) * 1000), pr;
 
         if (left <= 0) {
             msg("pairwise: %s did not connect within %d s (is it running pairwise to this node?)",
-                peer, retry > 0 ? retry : 60);
+                peer, retry > 0 ? retry : DEF_PEER_RETRY);
             goto done;
         }
         pr = poll(&pfd, 1, left);
@@ -1229,14 +1249,12 @@ static int run_pairwise(int argc, char **argv)
         msg("out of memory");
         goto done;
     }
-    /* both send the same pattern; each round stamps its number, so that
-     * a message of another round cannot pass the check */
+    /* both send the same pattern, stamped with the round */
     fill_pattern(out, (size_t)size, 0);
     for (uint64_t r = 0; r < total; r++) {
         double t0, dt;
 
-        for (size_t i = 0; i < 8 && i < size; i++)
-            out[i] = (unsigned char)(r >> (i * 8));
+        stamp_round(out, (size_t)size, r);
         t0 = now_s();
         if (!pair_round(ofd, ifd, out, in, (size_t)size, (size_t)block, timeout, peer)) {
             msg("%s: pairwise failed in round %" PRIu64 " of %" PRIu64, peer, r + 1, total);
@@ -1247,17 +1265,12 @@ static int run_pairwise(int argc, char **argv)
             msg("%s: pairwise data mismatch in round %" PRIu64, peer, r + 1);
             goto done;
         }
-        if (r < warmup)
-            continue;
-        sum += dt;
-        if (dt < min)
-            min = dt;
-        if (dt > max)
-            max = dt;
+        if (r >= warmup)
+            pingpong_add(&st, dt * 1e6);
     }
     printf("pairwise size=%llu rounds=%llu exchange_us=%.2f latency_us=%.2f min_us=%.2f max_us=%.2f MBps=%.3f",
-           size, rounds, sum / (double)rounds * 1e6, sum / (double)rounds / 2 * 1e6,
-           min / 2 * 1e6, max / 2 * 1e6, 2.0 * (double)size * (double)rounds / sum / 1e6);
+           size, rounds, st.sum / (double)rounds, st.sum / (double)rounds / 2,
+           st.min / 2, st.max / 2, 2.0 * (double)size * (double)rounds / st.sum);
     if (block)
         printf(" block=%llu", block);
     printf("\n");
@@ -1274,6 +1287,45 @@ done:
     return ret;
 }
 
+/* ----------------------------------------------------------- commands */
+
+static const struct command commands[] = {
+    {
+        .name = "server", .run = run_server,
+        .options = OPT_BIT(OPT_PORT) | OPT_BIT(OPT_ONCE) | OPT_BIT(OPT_TIMEOUT) |
+                   OPT_BIT(OPT_HELP),
+        .defaults = { .port = DEFAULT_PORT, .timeout = DEF_TIMEOUT },
+    },
+    {
+        .name = "client", .run = run_client, .operand = "HOST",
+        .options = OPT_BIT(OPT_PORT) | OPT_BIT(OPT_STREAM) | OPT_BIT(OPT_PINGPONG) |
+                   OPT_BIT(OPT_PING_PONG) | OPT_BIT(OPT_SIZE) | OPT_BIT(OPT_BLOCK) |
+                   OPT_BIT(OPT_ROUNDS) | OPT_BIT(OPT_WARMUP) | OPT_BIT(OPT_RETRY) |
+                   OPT_BIT(OPT_TIMEOUT) | OPT_BIT(OPT_VERIFY) | OPT_BIT(OPT_HELP),
+        /* size 0: the mode's default, chosen once the mode is known */
+        .defaults = { .port = DEFAULT_PORT, .timeout = DEF_TIMEOUT, .retry = 0, .size = 0,
+                      .block = DEF_BLOCK, .rounds = DEF_ROUNDS, .warmup = DEF_WARMUP },
+    },
+    {
+        .name = "barrier", .run = run_barrier,
+        .options = OPT_BIT(OPT_NODES) | OPT_BIT(OPT_RANK) | OPT_BIT(OPT_COUNT) |
+                   OPT_BIT(OPT_PORT) | OPT_BIT(OPT_RETRY) | OPT_BIT(OPT_TIMEOUT) |
+                   OPT_BIT(OPT_HELP),
+        /* nodes 0 and rank ULLONG_MAX: not given, which the command refuses */
+        .defaults = { .port = DEFAULT_PORT, .timeout = DEF_TIMEOUT, .retry = DEF_PEER_RETRY,
+                      .nodes = 0, .rank = ULLONG_MAX, .count = DEF_ROUNDS },
+    },
+    {
+        .name = "pairwise", .run = run_pairwise, .operand = "PEER",
+        .options = OPT_BIT(OPT_PORT) | OPT_BIT(OPT_MSG_SIZE) | OPT_BIT(OPT_BLOCK) |
+                   OPT_BIT(OPT_ROUNDS) | OPT_BIT(OPT_WARMUP) | OPT_BIT(OPT_RETRY) |
+                   OPT_BIT(OPT_TIMEOUT) | OPT_BIT(OPT_HELP),
+        .defaults = { .port = PAIR_PORT, .timeout = DEF_TIMEOUT, .retry = DEF_PEER_RETRY,
+                      .size = DEF_PP_SIZE, .block = 0, .rounds = DEF_ROUNDS,
+                      .warmup = DEF_WARMUP },
+    },
+};
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1284,13 +1336,16 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "server"))
-        return run_server(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "client"))
-        return run_client(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "barrier"))
-        return run_barrier(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "pairwise"))
-        return run_pairwise(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const struct command *cmd = &commands[i];
+        struct settings s = cmd->defaults;
+        const char *operand = NULL;
+        int rc;
+
+        if (strcmp(argv[1], cmd->name))
+            continue;
+        rc = parse_options(cmd, argc - 1, argv + 1, &s, &operand);
+        return rc != GO_ON ? rc : cmd->run(&s, operand);
+    }
     return bad_args("unknown command '%s' (want server, client, barrier or pairwise)", argv[1]);
 }
