@@ -2,8 +2,8 @@
 /*
  * What the message-layer ping-pongs share (mpipingpong, pvmpingpong):
  * their SIZE[:ROUNDS] arguments, the data pattern that every echo is
- * checked against, the statistics over the timed rounds, and the result
- * line in tcpbench's format:
+ * checked against, the statistics over the timed rounds (tcpbench's too),
+ * and the result line in tcpbench's format:
  *
  *   pingpong size=S rounds=N latency_us=L min_us=M max_us=X MBps=B
  *
