@@ -39,8 +39,6 @@ static int port_waiters;	/* threads in psock_port_wait(): the port
 static in_addr_t node_addr[MAX_NODES];	/* IPv4 of nodeN, network order */
 static unsigned int hosts_nodes;
 static bool hosts_read;
-static int debug = -1;
-static const char *debug_file;
 /* one message in or out at a time, under the lock */
 static uint8_t msgbuf[PS_PORT_MSG_MAX];
 
@@ -50,13 +48,9 @@ void psock_say(const char *fmt, ...)
 	va_list ap;
 	int n, fd;
 
-	if (debug < 0) {
-		const char *d = getenv("PS_SOCK_DEBUG");
+	const struct psock_options *o = psock_options();
 
-		debug = d && *d && strcmp(d, "0");
-		debug_file = debug && *d == '/' ? d : NULL;
-	}
-	if (!debug)
+	if (!o->debug)
 		return;
 	n = snprintf(line, sizeof(line), "psock[%d]: ", getpid());
 	va_start(ap, fmt);
@@ -67,7 +61,7 @@ void psock_say(const char *fmt, ...)
 	line[n++] = '\n';
 	/* a file, for daemons, whose stderr is gone: opened each time, since
 	 * a daemon closes every descriptor it does not know */
-	fd = debug_file ? open(debug_file, O_WRONLY | O_APPEND | O_CREAT |
+	fd = o->debug_file ? open(o->debug_file, O_WRONLY | O_APPEND | O_CREAT |
 			       O_CLOEXEC, 0644) : 2;
 	if (fd < 0)
 		return;
@@ -82,13 +76,12 @@ void psock_say(const char *fmt, ...)
 
 static void read_hosts(void)
 {
-	const char *path = getenv("PS_SOCK_HOSTS");
 	char line[256], name[64], addr[64];
 	unsigned int n;
 	FILE *f;
 
 	hosts_read = true;
-	f = fopen(path && *path ? path : "/etc/hosts", "re");
+	f = fopen(psock_options()->hosts, "re");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -162,8 +155,6 @@ bool psock_claim(void)
 
 ps_port_t *psock_port(void)
 {
-	const char *env = getenv("PS_SOCK");
-
 	if (port || port_failed)
 		return port;
 	if (heir) {
@@ -178,7 +169,7 @@ ps_port_t *psock_port(void)
 			ps_port_forget(gone);
 		}
 	}
-	if (env && !strcmp(env, "0")) {
+	if (psock_options()->off) {
 		port_failed = true;
 		return NULL;
 	}
@@ -692,16 +683,11 @@ void psock_local_peer(unsigned int node)
 
 int psock_node_at(in_addr_t a)
 {
-	static int local = -1;
+	bool local = psock_options()->local;
 	int node;
 
 	/* the kernel's loopback is the faster local path on these guests
 	 * (docs/psock.md); PS_SOCK_LOCAL=1 takes the node's pool instead */
-	if (local < 0) {
-		const char *e = getenv("PS_SOCK_LOCAL");
-
-		local = e && *e && strcmp(e, "0");
-	}
 	if ((ntohl(a) >> 24) == 127)	/* loopback: this node */
 		node = local && psock_port() ? (int)ps_port_node(port) : -1;
 	else

@@ -178,6 +178,29 @@ static inline void psock_copy(void *dst, const void *src, size_t n)
 	memcpy(d + n - 8, &b, 8);
 }
 
+/* ---- options.c: the settings (PS_SOCK*), all read on first use ---- */
+#define PSOCK_SPIN_US_DEFAULT		500	/* PS_SOCK_SPIN_US */
+#define PSOCK_IDLE_GAP_US_DEFAULT	20	/* PS_SOCK_IDLE_GAP_US */
+struct psock_options {
+	bool off;		/* PS_SOCK=0: every call is the kernel's */
+	bool debug;		/* PS_SOCK_DEBUG set and not 0 */
+	const char *debug_file;	/* PS_SOCK_DEBUG=/FILE, else NULL: stderr */
+	const char *hosts;	/* PS_SOCK_HOSTS, default /etc/hosts */
+	bool local;		/* PS_SOCK_LOCAL=1: this node through the pool */
+	int spin_max_us;	/* PS_SOCK_SPIN_US, at least 0 */
+	int idle_gap_us;	/* PS_SOCK_IDLE_GAP_US, at least 0 */
+};
+extern struct psock_options psock_opt;
+extern bool psock_opt_read;
+void psock_options_read(void);
+/* Inline: the waits read a setting on each call. */
+static inline const struct psock_options *psock_options(void)
+{
+	if (!__atomic_load_n(&psock_opt_read, __ATOMIC_ACQUIRE))
+		psock_options_read();
+	return &psock_opt;
+}
+
 /* ---- table.c; with psock_lock() held (psock_get() also without) ---- */
 /* A new connection at the first free id (random nonce), or NULL. */
 struct psock_conn *psock_conn_new(int role);

@@ -92,29 +92,20 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
  * socket, Open MPI's poll()) sleep there, not in the stall of ports.  So
  * while this thread's recent waits were short, it looks at the port for
  * up to twice their mean (at least SPIN_MIN_US, at most PS_SOCK_SPIN_US,
- * default SPIN_MAX_US; 0: never), after the kernel was asked: its fds'
+ * default PSOCK_SPIN_US_DEFAULT; 0: never), after the kernel was asked: its fds'
  * news waits that long.  Never while another process watches the NIC for
  * us, nor beside a peer on this node, which needs our CPU.
  */
-#define SPIN_MAX_US	500
 #define SPIN_MIN_US	50
 #define SPIN_LOOKS	8	/* ps_port_arrived() calls per clock read */
 
-static int spin_max_us = -1;
 static __thread int64_t wait_mean_us;	/* recent waits, 1/4 weight */
 
 static int spin_us(void)
 {
-	int64_t us;
+	int spin_max_us = psock_options()->spin_max_us;
+	int64_t us = 2 * wait_mean_us;
 
-	if (spin_max_us < 0) {
-		const char *e = getenv("PS_SOCK_SPIN_US");
-
-		spin_max_us = e ? atoi(e) : SPIN_MAX_US;
-		if (spin_max_us < 0)
-			spin_max_us = 0;
-	}
-	us = 2 * wait_mean_us;
 	if (!spin_max_us || us > spin_max_us || !psock_port_spins())
 		return 0;
 	if (us < SPIN_MIN_US)
@@ -125,8 +116,8 @@ static int spin_us(void)
 /* A wait of this thread lasted us: a long one stops the spinning. */
 static void waited(int64_t us)
 {
-	if (us > 4 * SPIN_MAX_US)
-		us = 4 * SPIN_MAX_US;
+	if (us > 4 * PSOCK_SPIN_US_DEFAULT)
+		us = 4 * PSOCK_SPIN_US_DEFAULT;
 	wait_mean_us += (us - wait_mean_us) / 4;
 }
 
@@ -150,7 +141,7 @@ static bool spin(int us, int64_t *t)
  * loop).  On the emulator its CPU takes the host's time from the fabric
  * and the other node, which bring what it waits for.  So once IDLE_CALLS
  * such calls came within IDLE_CALLS * the gap (PS_SOCK_IDLE_GAP_US,
- * default IDLE_GAP_US; 0: never), while the port may
+ * default PSOCK_IDLE_GAP_US_DEFAULT; 0: never), while the port may
  * spin and no other task of the node waits for a CPU, each further empty
  * one stalls on the NIC: one WAIT read, which a packet ends at once, else
  * the card's wait-timeout-us (2 ms).  That goes on while the calls keep
@@ -158,12 +149,10 @@ static bool spin(int us, int64_t *t)
  * news waits one stall.
  */
 #define IDLE_CALLS	32
-#define IDLE_GAP_US	20
 #define IDLE_STALL_MS	1	/* rounded up to one WAIT read */
 #define IDLE_RECHECK	8	/* stalls between looks at the node's CPUs */
 #define IDLE_BACKOFF	(8 * IDLE_CALLS)	/* calls after a busy look */
 
-static int idle_gap_us = -1;
 static __thread int idle_calls;
 static __thread unsigned int idle_stalls;
 static __thread int64_t idle_since_us, idle_last_us;
@@ -204,14 +193,9 @@ void psock_idle_reset(void)
 /* Whether this empty call goes on a spin: see above.  Keeps errno. */
 static bool idle_spins(void)
 {
-	int64_t now, window;
+	int64_t now;
+	int64_t window = (int64_t)IDLE_CALLS * psock_options()->idle_gap_us;
 
-	if (idle_gap_us < 0) {
-		const char *e = getenv("PS_SOCK_IDLE_GAP_US");
-
-		idle_gap_us = e && atoi(e) >= 0 ? atoi(e) : IDLE_GAP_US;
-	}
-	window = (int64_t)IDLE_CALLS * idle_gap_us;
 	if (!window)
 		return false;
 	if (!idle_spinning) {
