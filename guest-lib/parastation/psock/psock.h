@@ -28,6 +28,10 @@
 
 #include "ps_ports.h"
 
+/* Variables that files share, declared so: the code reaches them as it
+ * reaches a file's own static, not through the GOT. */
+#define PSOCK_HIDDEN	__attribute__((visibility("hidden")))
+
 /*
  * Receive window of a connection: bytes the sender may have sent over
  * ports that the program has not read yet.  It bounds what a peer can
@@ -235,9 +239,13 @@ void psock_dup(int fd, int newfd);
 /* The UDP socket of ours bound to port udp_port, or NULL. */
 struct psock_conn *psock_udp_find(uint16_t udp_port);
 
-/* ---- conn.c; called with psock_lock() held ---- */
-/* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
-ps_port_t *psock_port(void);
+/* ---- log.c ---- */
+/* One line on stderr with PS_SOCK_DEBUG=1. */
+void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The counts of psock_stats, one line (at exit). */
+void psock_say_stats(void);
+
+/* ---- hosts.c ---- */
 /* The node of a cluster address (network order), or -1; and back. */
 int psock_node_of(in_addr_t a);
 in_addr_t psock_node_addr(unsigned int node);
@@ -245,11 +253,74 @@ in_addr_t psock_node_addr(unsigned int node);
  * PS_SOCK_LOCAL=1 this node for loopback and its own address (the local
  * path, through the node's pool); -1 for others. */
 int psock_node_at(in_addr_t a);
-/* A connection with a peer on node: on this node, waits stop spinning. */
-void psock_local_peer(unsigned int node);
 /* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6). */
 bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 		   int *port_no);
+
+/* ---- port.c; called with psock_lock() held ---- */
+/* Our port, and the parent's after fork: the message paths read them
+ * on each call. */
+extern ps_port_t *psock_port_ours PSOCK_HIDDEN;	/* opened on first use */
+/* the parent's, ours once it has gone */
+extern ps_port_t *psock_port_heir PSOCK_HIDDEN;
+/* we forked holding ours, and have not used it since */
+extern bool psock_port_touch_due PSOCK_HIDDEN;
+/* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
+ps_port_t *psock_port(void);
+/* A connection with a peer on node: on this node, waits stop spinning. */
+void psock_local_peer(unsigned int node);
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
+ * given up meanwhile; whether a packet or message came. */
+bool psock_port_wait(int timeout_ms);
+/* Whether a wait may spin on the port: we watch the NIC, and no peer on
+ * this node needs our CPU (wait.c).  And whether a packet or message came
+ * within so many looks (ps_port_arrived()). */
+bool psock_port_spins(void);
+bool psock_port_stirs(int looks);
+/* The NIC's descriptor to wait on, -1 without one; and the port's
+ * doorbell (messages from this node), -1 without one. */
+int psock_nic_fd(void);
+int psock_bell_fd(void);
+/* Before a sleep on the doorbell (without the lock): true if a message
+ * is queued already, *watch_nic whether to poll the NIC too
+ * (ps_port_sleep()); psock_nic_awake(*watch_nic, rung) after, rung if
+ * the poll said POLLIN on the doorbell. */
+bool psock_nic_sleep(bool *watch_nic);
+void psock_nic_awake(bool watch_nic, bool rung);
+/* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
+int psock_sleep_ms(bool watch_nic);
+/* Whether a sleep now would watch the NIC (ps_port_watches()). */
+bool psock_nic_watches(void);
+/* The process forked: both hold the connections; the child gets the
+ * ones on ports when the parent has gone (psock_claim()). */
+void psock_forked_parent(void);
+void psock_forked_child(void);
+/* Try to adopt the parent's port; true while it still lives, for at most
+ * PSOCK_ADOPT_MS after the fork.  Then the parent's connections on ports
+ * are not the child's (EOPNOTSUPP). */
+#define PSOCK_ADOPT_MS	2000
+bool psock_claim(void);
+/* Our port as it is (never opened here), whether a child of ours may
+ * hold it, and the port taken back after exec (exec.c). */
+ps_port_t *psock_port_now(void);
+bool psock_port_shared(void);
+void psock_port_resumed(ps_port_t *p, bool shared);
+/* The NIC's descriptor (ours or the parent's port): the program's close()
+ * passes it by, as daemons close every descriptor they do not know. */
+bool psock_own_fd(int fd);
+
+/* ---- send.c; with psock_lock() held ---- */
+/* The one message in or out (dispatch.c takes them in here). */
+extern uint8_t psock_msgbuf[PS_PORT_MSG_MAX] PSOCK_HIDDEN;
+/* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		   const struct iovec *iov, int iovcnt, size_t len);
+/* The same for DATA from one buffer (len <= PSOCK_DATA_MAX). */
+int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
+/* Our direction moves to ports: the peer reads tx_kernel bytes first. */
+void psock_switch_tx(struct psock_conn *c);
+
+/* ---- chunk.c; with psock_lock() held ---- */
 /* len bytes at the end of c's chunks (a datagram: from src_node, src_port);
  * false without memory. */
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
@@ -258,13 +329,22 @@ bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
  * (read, or its connection gone): never free() one.  With the lock. */
 struct psock_chunk *psock_chunk_new(size_t len);
 void psock_chunk_done(struct psock_chunk *k);
-/* One line on stderr with PS_SOCK_DEBUG=1. */
-void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
-int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
-		   const struct iovec *iov, int iovcnt, size_t len);
-/* The same for DATA from one buffer (len <= PSOCK_DATA_MAX). */
-int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
+
+/* ---- dispatch.c; with psock_lock() held ---- */
+/* Take in what came over ports and move connections on; or until c
+ * has bytes to read (the rest waits in the NIC for the next call). */
+void psock_pump(void);
+void psock_pump_for(const struct psock_conn *c);
+/* The same, and c's next DATA, if it fits room and none of c's bytes
+ * wait in chunks, goes straight into buf: returns its length (0: none
+ * did).  The caller counts them consumed (the window).  arrived: a
+ * packet just ended a wait, no need to look whether one came. */
+size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
+		       bool arrived);
+/* psock_pump() when anything came (or a fork left work): cheap if not. */
+void psock_pump_arrived(void);
+
+/* ---- setup.c; with psock_lock() held ---- */
 /* A client that has not seen its server's first bytes looks for them. */
 void psock_decide(int fd, struct psock_conn *c);
 /* The program closes fd (or dup2 replaces it). */
@@ -280,18 +360,7 @@ void psock_accepted(int fd);
 int psock_bind(int fd, const struct sockaddr *addr, socklen_t len);
 /* Whether connect() on fd to addr should go our way: bind it to a marker. */
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
-/* Take in what came over ports and move connections on; or until c
- * has bytes to read (the rest waits in the NIC for the next call). */
-void psock_pump(void);
-void psock_pump_for(const struct psock_conn *c);
-/* The same, and c's next DATA, if it fits room and none of c's bytes
- * wait in chunks, goes straight into buf: returns its length (0: none
- * did).  The caller counts them consumed (the window).  arrived: a
- * packet just ended a wait, no need to look whether one came. */
-size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
-		       bool arrived);
-/* psock_pump() when anything came (or a fork left work): cheap if not. */
-void psock_pump_arrived(void);
+
 /* ---- signal.c: signals that interrupted a wait of this thread ---- */
 struct psock_intr {
 	unsigned long all;		/* handlers run on this thread */
@@ -363,52 +432,6 @@ void psock_lock_exec(bool execing);
 /* signal.c: this is a vfork child (it shares the parent's memory). */
 bool psock_vfork_child(void);
 
-/* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
- * given up meanwhile; whether a packet or message came. */
-bool psock_port_wait(int timeout_ms);
-/* Whether a wait may spin on the port: we watch the NIC, and no peer on
- * this node needs our CPU (wait.c).  And whether a packet or message came
- * within so many looks (ps_port_arrived()). */
-bool psock_port_spins(void);
-bool psock_port_stirs(int looks);
-/* An empty poll(), select() or epoll_wait() without a timeout: if this
- * thread spins in them, a short stall on the NIC; whether it stalled.
- * psock_idle_reset() after a call that found something or could wait. */
-bool psock_idle_stall(bool in_epoll);
-void psock_idle_reset(void);
-/* The NIC's descriptor to wait on, -1 without one; and the port's
- * doorbell (messages from this node), -1 without one. */
-int psock_nic_fd(void);
-int psock_bell_fd(void);
-/* Before a sleep on the doorbell (without the lock): true if a message
- * is queued already, *watch_nic whether to poll the NIC too
- * (ps_port_sleep()); psock_nic_awake(*watch_nic, rung) after, rung if
- * the poll said POLLIN on the doorbell. */
-bool psock_nic_sleep(bool *watch_nic);
-void psock_nic_awake(bool watch_nic, bool rung);
-/* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
-int psock_sleep_ms(bool watch_nic);
-/* Whether a sleep now would watch the NIC (ps_port_watches()). */
-bool psock_nic_watches(void);
-/* The process forked: both hold the connections; the child gets the
- * ones on ports when the parent has gone (psock_claim()). */
-void psock_forked_parent(void);
-void psock_forked_child(void);
-/* Try to adopt the parent's port; true while it still lives, for at most
- * PSOCK_ADOPT_MS after the fork.  Then the parent's connections on ports
- * are not the child's (EOPNOTSUPP). */
-#define PSOCK_ADOPT_MS	2000
-bool psock_claim(void);
-/* Our port as it is (never opened here), whether a child of ours may
- * hold it, and the port taken back after exec (exec.c). */
-ps_port_t *psock_port_now(void);
-bool psock_port_shared(void);
-void psock_port_resumed(ps_port_t *p, bool shared);
-/* exec.c: the new image takes back what the old one kept (PSOCK_EXEC). */
-void psock_exec_resume(void);
-/* The NIC's descriptor (ours or the parent's port): the program's close()
- * passes it by, as daemons close every descriptor they do not know. */
-bool psock_own_fd(int fd);
 
 /* ---- alive.c; with psock_lock() held ---- */
 /* c's data goes over ports now: its kernel connection watches the peer. */
@@ -468,6 +491,11 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */
+/* An empty poll(), select() or epoll_wait() without a timeout: if this
+ * thread spins in them, a short stall on the NIC; whether it stalled.
+ * psock_idle_reset() after a call that found something or could wait. */
+bool psock_idle_stall(bool in_epoll);
+void psock_idle_reset(void);
 /*
  * poll() over fds that may include ours; timeout_ms as poll's.  mask
  * (NULL: none): the signal mask of the wait, as ppoll's: the kernel's
@@ -505,6 +533,10 @@ bool psock_nonblocking(int fd, struct psock_conn *c, int flags);
 /* fd's flags or options may have changed: ask the kernel again.  Takes
  * no lock (fcntl() and setsockopt() are async-signal-safe). */
 void psock_opts_changed(int fd);
+
+/* ---- exec.c ---- */
+/* The new image takes back what the old one kept (PSOCK_EXEC). */
+void psock_exec_resume(void);
 
 /* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */
 struct epoll_event;
