@@ -125,7 +125,7 @@ size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 		ps_port_touch(psock_port_ours);
 		psock_port_touch_due = false;
 	}
-	/* the quiet look is cheaper than a take that finds nothing */
+	/* ps_port_quiet() is cheaper than a receive that finds nothing */
 	while (!(c && c->rx_bytes) && !d.got &&
 	       (arrived || !ps_port_quiet(psock_port_ours)) &&
 	       (n = ps_port_recv(psock_port_ours, &from, &fport, psock_msgbuf,
@@ -142,7 +142,7 @@ void psock_pump_arrived(void)
 	if (psock_port_heir || psock_port_touch_due)
 		psock_pump();
 	else if (psock_port_ours &&
-		 ps_port_arrived(psock_port_ours))	/* no second look */
+		 ps_port_arrived(psock_port_ours))	/* ask the NIC once */
 		psock_pump_into(NULL, NULL, 0, true);
 }
 

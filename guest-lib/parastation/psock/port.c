@@ -183,12 +183,12 @@ bool psock_port_spins(void)
 	return ok;
 }
 
-bool psock_port_stirs(int looks)
+bool psock_port_arrived_within(int tries)
 {
 	bool got = false;
 
 	psock_lock();
-	for (int i = 0; i < looks && psock_port_ours && !got; i++)
+	for (int i = 0; i < tries && psock_port_ours && !got; i++)
 		got = ps_port_arrived(psock_port_ours);
 	psock_unlock();
 	return got;

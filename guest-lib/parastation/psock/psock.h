@@ -2,10 +2,15 @@
 /*
  * ParaStation sockets (libpsock.so), internals shared by its files:
  * calls.c (the socket calls a program makes, taken over by LD_PRELOAD),
- * conn.c (our port, the tables, set-up, messages in, tear-down),
+ * options.c (the PS_SOCK* settings), log.c (the debug log and counts),
+ * hosts.c (the cluster's addresses), table.c (connections by id and by
+ * descriptor), port.c (our port, the parent's after fork, the waits on
+ * the NIC), setup.c (bind, connect, accept, the HELLO, close), send.c and
+ * dispatch.c (messages out and in), chunk.c (received bytes until read),
  * stream.c (the data of one connection), wait.c (poll and select over
- * our sockets and the kernel's files), epoll.c, udp.c, exec.c, signal.c
- * (which signals ended a wait) and lock.c (the library's lock).
+ * our sockets and the kernel's files), epoll.c, udp.c, alive.c
+ * (keepalives), exec.c, signal.c (which signals ended a wait) and lock.c
+ * (the library's lock).
  *
  * The descriptor a program holds is always the real kernel socket; for a
  * connection that moved to ports, the library keeps a struct psock_conn
@@ -41,10 +46,10 @@
 /* After the kernel stream ends without a FIN over ports: the peer died.
  * Data it sent before may still be on the way; wait this long for it. */
 #define PSOCK_EOF_GRACE_MS	200
-/* A send that finds no room at the peer's node looks at the kernel
+/* A send that finds no room at the peer's node checks the kernel
  * connection this often; once that has ended, it gives up after
- * PSOCK_GONE_MS (the peer's process is gone, nobody takes in there). */
-#define PSOCK_SEND_LOOK_MS	100
+ * PSOCK_GONE_MS (the peer's process is gone, nobody receives there). */
+#define PSOCK_SEND_CHECK_MS	100
 #define PSOCK_GONE_MS		2000
 
 struct psock_chunk {
@@ -64,7 +69,7 @@ enum { PSOCK_CLIENT, PSOCK_SERVER };
 
 struct psock_conn {
 	int refs;		/* descriptors that name it */
-	int kfd;		/* one of them: to look at the kernel socket */
+	int kfd;		/* one of them: to ask the kernel socket */
 	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
 	bool undecided;		/* client: no HELLO nor other byte seen yet */
 	bool hello_due;		/* server: the HELLO is still to be written */
@@ -96,7 +101,7 @@ struct psock_conn {
 	uint64_t rx_win;	/* rx_used last told to the peer */
 	bool fin_got;
 	bool reset;		/* RST from the peer, or the kernel's */
-	bool stirred;		/* the kernel socket woke a wait: look at it */
+	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	/* bumped for each message that brings something to read (in) or
 	 * room to write (out): EPOLLET's edges (epoll.c) */
 	uint32_t news_in, news_out;
@@ -147,16 +152,16 @@ enum {
 	ST_POLL_SLEEP,		/* ... that slept in poll() */
 	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
 	ST_POLL_BELL,		/* ... on the doorbell alone (ps_port_sleep) */
-	ST_POLL_UNASKED,	/* kernel looks left out (kernel_look_due) */
+	ST_POLL_UNASKED,	/* kernel polls left out (kernel_ask_due) */
 	ST_POLL_SPIN,		/* spins before a sleep (spin_us()) */
 	ST_POLL_SPUN,		/* of them, found nothing: slept */
 	ST_EPOLL,		/* psock_epoll_wait calls */
 	ST_EPOLL_SLEEP,
-	ST_MSG_IN,		/* messages taken in */
+	ST_MSG_IN,		/* messages received */
 	ST_MSG_OUT,		/* messages sent */
 	ST_SEND_SLOW,		/* sends that waited for room */
 	ST_RECV_WAIT,		/* blocking reads that waited */
-	ST_SIG_DEFERRED,	/* signals put off till psock_unlock() */
+	ST_SIG_DEFERRED,	/* signals deferred till psock_unlock() */
 	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
 	ST_IDLE_STALL_EPOLL,	/* ... of them, in epoll_wait */
 	ST_N
@@ -194,8 +199,8 @@ struct psock_options {
 	int spin_max_us;	/* PS_SOCK_SPIN_US, at least 0 */
 	int idle_gap_us;	/* PS_SOCK_IDLE_GAP_US, at least 0 */
 };
-extern struct psock_options psock_opt;
-extern bool psock_opt_read;
+extern struct psock_options psock_opt PSOCK_HIDDEN;
+extern bool psock_opt_read PSOCK_HIDDEN;
 void psock_options_read(void);
 /* Inline: the waits read a setting on each call. */
 static inline const struct psock_options *psock_options(void)
@@ -274,9 +279,9 @@ void psock_local_peer(unsigned int node);
 bool psock_port_wait(int timeout_ms);
 /* Whether a wait may spin on the port: we watch the NIC, and no peer on
  * this node needs our CPU (wait.c).  And whether a packet or message came
- * within so many looks (ps_port_arrived()). */
+ * within so many tries (ps_port_arrived()). */
 bool psock_port_spins(void);
-bool psock_port_stirs(int looks);
+bool psock_port_arrived_within(int tries);
 /* The NIC's descriptor to wait on, -1 without one; and the port's
  * doorbell (messages from this node), -1 without one. */
 int psock_nic_fd(void);
@@ -331,21 +336,22 @@ struct psock_chunk *psock_chunk_new(size_t len);
 void psock_chunk_done(struct psock_chunk *k);
 
 /* ---- dispatch.c; with psock_lock() held ---- */
-/* Take in what came over ports and move connections on; or until c
+/* Receive what came over ports and move connections on; or until c
  * has bytes to read (the rest waits in the NIC for the next call). */
 void psock_pump(void);
 void psock_pump_for(const struct psock_conn *c);
 /* The same, and c's next DATA, if it fits room and none of c's bytes
  * wait in chunks, goes straight into buf: returns its length (0: none
  * did).  The caller counts them consumed (the window).  arrived: a
- * packet just ended a wait, no need to look whether one came. */
+ * packet just ended a wait, no need to ask whether one came. */
 size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 		       bool arrived);
 /* psock_pump() when anything came (or a fork left work): cheap if not. */
 void psock_pump_arrived(void);
 
 /* ---- setup.c; with psock_lock() held ---- */
-/* A client that has not seen its server's first bytes looks for them. */
+/* A client that has not seen its server's first bytes checks for them;
+ * a server writes its HELLO if it is due. */
 void psock_decide(int fd, struct psock_conn *c);
 /* The program closes fd (or dup2 replaces it). */
 void psock_close(int fd);
@@ -372,7 +378,7 @@ void psock_intr_mark(struct psock_intr *m);
 /* Since m: 0, PSOCK_INTR_RESTART or PSOCK_INTR. */
 int psock_intr_since(const struct psock_intr *m);
 /* Around a wait with the signal mask of ppoll (NULL: none): what the mask
- * blocks stays blocked while we look (end gives the old mask back, errno
+ * blocks stays blocked while we scan (end gives the old mask back, errno
  * kept); intr marked at the start. */
 struct psock_wait_sig {
 	struct psock_intr intr;
@@ -385,7 +391,7 @@ void psock_wait_end(const struct psock_wait_sig *w);
 /* ---- lock.c: the library's lock ---- */
 /* Not recursive.  A handler of the program's that comes while its thread
  * holds it runs at psock_unlock().  Inline, the way without contention
- * and without handlers put off; lock.c has the rest. */
+ * and without deferred handlers; lock.c has the rest. */
 #define PSOCK_LOCK_WAITERS	0x80000000u	/* someone sleeps on the word */
 extern uint32_t psock_lock_word;	/* 0 free, else owner's tid | WAITERS */
 extern __thread uint32_t psock_tid __attribute__((tls_model("initial-exec")));
@@ -417,7 +423,7 @@ static inline void psock_unlock(void)
 /* In a fork child, first. */
 void psock_lock_forked(void);
 /* From signal.c's handler, with the program's action: true if the signal
- * was put off until this thread gives the lock up (then return at once). */
+ * was deferred until this thread gives the lock up (then return at once). */
 bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 		       const struct sigaction *act);
 /* signal.c: the program's handler act for sig, counted as a wait's
@@ -427,7 +433,7 @@ void psock_signal_run(int sig, siginfo_t *si, void *uc,
 /* Whether handlers wait for this thread's psock_unlock(). */
 bool psock_lock_deferred(void);
 /* Around an exec made with the lock held: handlers run at once, and those
- * put off run before it (the new image would keep them blocked). */
+ * deferred run before it (the new image would keep them blocked). */
 void psock_lock_exec(bool execing);
 /* signal.c: this is a vfork child (it shares the parent's memory). */
 bool psock_vfork_child(void);
@@ -449,7 +455,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
-/* The same for one buffer (read, recv, write, send): shorter ways. */
+/* The same for one buffer (read, recv, write, send): the fast paths. */
 ssize_t psock_recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
 		       int flags);
 ssize_t psock_send_buf(int fd, struct psock_conn *c, const void *buf,
@@ -459,7 +465,7 @@ int psock_shutdown(int fd, struct psock_conn *c, int how);
  * kernel answers (before the peer's switch, or not ours after all). */
 int psock_unread(int fd, struct psock_conn *c);
 /* The kernel stream ended and the grace for the ports FIN still runs:
- * no file wakes us when it is over (look again soon). */
+ * no file wakes us when it is over (check again soon). */
 bool psock_eof_pending(const struct psock_conn *c);
 /*
  * poll() revents of connection c for events from our state; -1 if the
@@ -500,7 +506,7 @@ void psock_idle_reset(void);
  * poll() over fds that may include ours; timeout_ms as poll's.  mask
  * (NULL: none): the signal mask of the wait, as ppoll's: the kernel's
  * sleeps take it atomically, and a signal it lets through that came
- * while we looked at the NIC is taken with it, then EINTR.
+ * while we checked the NIC is taken with it, then EINTR.
  */
 int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	       const sigset_t *mask);
@@ -522,7 +528,7 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 		int64_t *deadline_ms);
 /*
  * The same for a blocking read that only a message over ports can end:
- * one wait on the port itself (at most PS_PORT_POLL_MS), then look again;
+ * one wait on the port itself (at most PS_PORT_POLL_MS), then check again;
  * 1 when a packet ended it.
  * The call's first such wait reads no clock: SO_RCVTIMEO counts from the
  * next, so it ends at most PS_PORT_POLL_MS late.

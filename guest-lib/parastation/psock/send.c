@@ -10,10 +10,11 @@
 #include "psock.h"
 #include "wire.h"
 
-/* one message in or out at a time, under the lock */
+/* One message in or out at a time, under the lock: dispatch.c receives
+ * into it too. */
 uint8_t psock_msgbuf[PS_PORT_MSG_MAX];
 
-/* The message in msgbuf found no room at the peer's node: wait while
+/* The message in psock_msgbuf found no room at the peer's node: wait while
  * the peer's process holds its end of the connection. */
 static __attribute_noinline__ int msg_send_slow(struct psock_conn *c,
 						size_t len)
@@ -39,17 +40,17 @@ static __attribute_noinline__ int msg_send_slow(struct psock_conn *c,
 		c->reset = true;
 		return -1;
 	} while (ps_port_send_timed(psock_port_ours, c->peer_node, c->peer_port,
-				    psock_msgbuf, len, PSOCK_SEND_LOOK_MS));
+				    psock_msgbuf, len, PSOCK_SEND_CHECK_MS));
 	return 0;
 }
 
-/* The len bytes in msgbuf to c's peer. */
+/* The len bytes in psock_msgbuf to c's peer. */
 static __always_inline int msg_out(struct psock_conn *c, size_t len)
 {
 	STAT(ST_MSG_OUT);
 	if (!ps_port_send_timed(psock_port_ours, c->peer_node, c->peer_port,
 				psock_msgbuf, len,
-				c->dgram ? 0 : PSOCK_SEND_LOOK_MS))
+				c->dgram ? 0 : PSOCK_SEND_CHECK_MS))
 		return 0;
 	return msg_send_slow(c, len);
 }

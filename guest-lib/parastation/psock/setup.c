@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * ParaStation sockets: connections (wire.h has the protocol).
+ * ParaStation sockets: a connection's set-up and tear-down (wire.h has
+ * the protocol).
  *
- * A process opens one ports port, on its first connection that can use
- * one.  Every message on it is ours: a header naming the connection, then
- * stream bytes.  The descriptor the program holds stays the kernel socket
- * of the connection; this file keeps, per connection, which way each
- * direction goes, the bytes that came over ports and the send window.
+ * A stream socket that may reach a peer of ours is bound to a marker
+ * port, so that the server knows a client of ours; the server writes a
+ * HELLO with its ports address first on the kernel stream, and a client
+ * that reads one switches its direction to ports (send.c).  The
+ * descriptor the program holds stays the kernel socket of the
+ * connection.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,8 +26,6 @@
 
 #include "psock.h"
 #include "wire.h"
-
-/* ---- set-up ---- */
 
 static bool peer_node_of(int fd, int *node, bool marked_only)
 {

@@ -26,11 +26,11 @@ static bool rx_on_kernel(const struct psock_conn *c)
 	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
 }
 
-/* Only a message over ports can change what a read finds, and a wait
- * has no end but that (psock_sleep_ports()). */
+/* Only a message over ports can change what a read finds, so a wait
+ * needs to watch nothing else (psock_sleep_ports()). */
 static bool rx_waits_on_port(const struct psock_conn *c)
 {
-	return !rx_on_kernel(c) && !c->eof_ms && !c->stirred &&
+	return !rx_on_kernel(c) && !c->eof_ms && !c->kernel_woke &&
 	       !c->inherited && psock_port_now();
 }
 
@@ -41,9 +41,9 @@ static void watch_kernel_end(int fd, struct psock_conn *c)
 	ssize_t n;
 
 	/* only once the kernel said something: a system call costs */
-	if (c->eof_ms || c->reset || !c->stirred)
+	if (c->eof_ms || c->reset || !c->kernel_woke)
 		return;
-	c->stirred = false;
+	c->kernel_woke = false;
 	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0) {
 		c->eof_ms = psock_ms_now();
@@ -197,15 +197,15 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
  * The steady state of a connection's reading side: the peer's data comes
  * over ports, nothing of the kernel stream is due, and no end, reset or
  * word from the kernel socket has come.  A read into one buffer then
- * takes a short way (recv_steady()): what recv_loop() does
+ * takes a fast path (recv_steady()): what recv_loop() does
  * in this state, in fewer steps, and the message straight into the
- * reader's buffer.  A wake is on the way of every message.
+ * reader's buffer.  Every message there costs a wakeup.
  */
 static __always_inline bool rx_steady(const struct psock_conn *c)
 {
 	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
 	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
-	       !c->stirred && psock_port_now();
+	       !c->kernel_woke && psock_port_now();
 }
 
 #define NOT_STEADY	(-2)
@@ -247,13 +247,13 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 	  size_t want, int flags, int64_t *deadline)
 {
 	size_t done = 0;
-	bool peek = flags & MSG_PEEK, looked = false;
+	bool peek = flags & MSG_PEEK, scanned = false;
 	ssize_t n;
 
 	for (;;) {
-		if (!looked)	/* a wake took in just now (look()) */
+		if (!scanned)	/* the wait has just received (psock_poll) */
 			psock_pump_for(c);
-		looked = false;
+		scanned = false;
 		psock_decide(fd, c);
 		if (c->inherited && psock_claim())
 			goto wait;
@@ -304,8 +304,8 @@ wait:
 		}
 		STAT(ST_RECV_WAIT);
 		/* psock_nonblocking() has asked for the timeout */
-		looked = !rx_waits_on_port(c);
-		n = looked ? psock_sleep(fd, c, POLLIN, deadline) :
+		scanned = !rx_waits_on_port(c);
+		n = scanned ? psock_sleep(fd, c, POLLIN, deadline) :
 			     psock_sleep_ports(fd, c, deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
@@ -381,8 +381,8 @@ static ssize_t epipe(int flags)
 /*
  * The steady state of the sending side: on ports, no end and no reset
  * known.  A write that fits the window and one message (tx_fits()) then
- * takes a short way: the message first, then a look at what came
- * in (a reset, a window), off the message's way.  A reset that came just
+ * takes a fast path: the message first, then a check of what came
+ * in (a reset, a window), after the message has gone.  A reset that came just
  * before shows at the next call, as a kernel RST that crosses a write.
  */
 static bool tx_steady(const struct psock_conn *c)
@@ -391,14 +391,14 @@ static bool tx_steady(const struct psock_conn *c)
 	       !c->kernel_only && !c->hello_due;
 }
 
-/* A write of want bytes that takes the short way. */
+/* Whether a write of want bytes takes the fast path. */
 static inline bool tx_fits(const struct psock_conn *c, size_t want)
 {
 	return tx_steady(c) && want && want <= PSOCK_DATA_MAX &&
 	       c->tx_sent - c->tx_acked <= PSOCK_WINDOW - want;
 }
 
-/* Its message went: then a look at what came. */
+/* Its message went: then a check of what came. */
 static ssize_t sent_steady(struct psock_conn *c, size_t want)
 {
 	c->tx_sent += want;
@@ -413,14 +413,14 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 {
 	size_t done = 0;
 	struct iovec part[UIO_MAXIOV];
-	bool looked = false;
+	bool scanned = false;
 	int64_t deadline = 0;	/* of SO_SNDTIMEO (psock_sleep()) */
 	ssize_t n;
 
 	for (;;) {
-		if (!looked)	/* a wake took in just now (look()) */
+		if (!scanned)	/* the wait has just received (psock_poll) */
 			psock_pump();
-		looked = false;
+		scanned = false;
 		psock_decide(fd, c);
 		if (c->inherited && psock_claim())
 			goto wait;
@@ -481,7 +481,7 @@ wait:
 		n = psock_sleep(fd, c, POLLOUT, &deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
-		looked = true;
+		scanned = true;
 	}
 }
 
@@ -533,7 +533,7 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		return psock_udp_events(c, events, watch, pass);
 	psock_decide(fd, c);
 	if (c->inherited && psock_claim()) {
-		*watch = 0;		/* the parent's port still: look again */
+		*watch = 0;		/* the parent's port still: ask again */
 		*pass = POLLERR | POLLHUP;
 		return 0;
 	}
@@ -543,7 +543,7 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 	*pass = POLLERR | POLLHUP;
 	if (events & POLLIN) {
 		if (c->undecided) {
-			*watch |= POLLIN;	/* the HELLO, or not: look again */
+			*watch |= POLLIN;	/* the HELLO, or not: ask again */
 		} else if (rx_on_kernel(c)) {
 			if (c->rx_switch || !c->eof_ms) {
 				*watch |= POLLIN;
@@ -555,7 +555,7 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		} else if (c->rx_bytes || rx_ended(fd, c) || c->reset) {
 			rev |= POLLIN;
 		} else if (!c->eof_ms) {
-			*watch |= POLLIN | POLLRDHUP;	/* its end: look again */
+			*watch |= POLLIN | POLLRDHUP;	/* its end: ask again */
 		}
 	}
 	if (events & POLLOUT) {
