@@ -103,7 +103,7 @@ static __always_inline struct psock_conn *ours(int fd)
 {
 	struct psock_conn *c = psock_get(fd);
 
-	if (!c || c->kernel_only)
+	if (!c || c->state == PSOCK_KERNEL)
 		return NULL;
 	psock_lock();
 	c = psock_get(fd);	/* it may have gone meanwhile */
@@ -604,7 +604,7 @@ API int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct psock_conn *c = psock_get(fd);
 
-	if ((!c || c->kernel_only) && !psock_epoll_any())
+	if ((!c || c->state == PSOCK_KERNEL) && !psock_epoll_any())
 		return syscall(SYS_epoll_ctl, epfd, op, fd, ev);
 	psock_lock();
 	return unlocked(psock_epoll_ctl(epfd, op, fd, ev));
@@ -652,7 +652,7 @@ static bool any_ours(const struct pollfd *fds, nfds_t n)
 	for (nfds_t i = 0; i < n; i++) {
 		struct psock_conn *c = psock_get(fds[i].fd);
 
-		if (c && !c->kernel_only)
+		if (c && c->state != PSOCK_KERNEL)
 			return true;
 	}
 	return false;
@@ -743,7 +743,7 @@ static bool set_has_ours(int nfds, fd_set *r, fd_set *w, fd_set *e)
 		      (e && FD_ISSET(fd, e))))
 			continue;
 		c = psock_get(fd);
-		if (c && !c->kernel_only)
+		if (c && c->state != PSOCK_KERNEL)
 			return true;
 	}
 	return false;

@@ -45,7 +45,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 	memcpy(&m, buf, PSOCK_DATA_HDR);
 	if (m.type == PSOCK_DATA) {
 		c = psock_conn_at(m.dconn);
-		if (!c || c->nonce != m.dnonce || c->kernel_only ||
+		if (!c || c->nonce != m.dnonce || c->state == PSOCK_KERNEL ||
 		    !c->peer_known || from != c->peer_node ||
 		    fport != c->peer_port)
 			return;
@@ -72,7 +72,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		return;
 	}
 	c = psock_conn_at(m.dconn);
-	if (!c || c->nonce != m.dnonce || c->kernel_only)
+	if (!c || c->nonce != m.dnonce || c->state == PSOCK_KERNEL)
 		return;		/* closed since: what was on its way is lost */
 	if (m.type == PSOCK_SWITCH) {
 		c->peer_known = true;
@@ -80,8 +80,9 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		c->peer_port = fport;
 		c->peer_conn = m.sconn;
 		c->peer_nonce = m.snonce;
-		c->rx_switch = true;
 		c->rx_limit = m.count;
+		c->rx_state = c->rx_kernel < c->rx_limit ?
+			      PSOCK_RX_KERNEL_LEFT : PSOCK_RX_PORTS;
 		psock_switch_tx(c);
 		c->news_in++;
 		c->news_out++;

@@ -89,7 +89,7 @@ int psock_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	struct entry *en;
 	int ret;
 
-	if (!c || c->kernel_only) {
+	if (!c || c->state == PSOCK_KERNEL) {
 		if ((x = ep_find(epfd)) && entry_find(x, fd)) {
 			errno = op == EPOLL_CTL_ADD ? EEXIST : EINVAL;
 			return -1;
@@ -258,7 +258,7 @@ static int scan(struct ep *x, struct epoll_event *out, int max, bool *soon,
 		uint32_t want = en->events & (EPOLLIN | EPOLLOUT | EPOLLRDHUP |
 					      EPOLLPRI);
 
-		if (!c || c->kernel_only) {
+		if (!c || c->state == PSOCK_KERNEL) {
 			/* the kernel's now: as the program registered it */
 			struct epoll_event ev = { .events = en->events,
 						  .data = en->data };

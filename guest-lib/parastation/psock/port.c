@@ -44,8 +44,9 @@ bool psock_claim(void)
 	psock_port_ours = psock_port_heir;
 	psock_port_heir = NULL;
 	for (uint32_t i = 0; i < psock_conn_limit(); i++)
-		if (psock_conn_at(i))
-			psock_conn_at(i)->inherited = false;
+		if (psock_conn_at(i) &&
+		    psock_conn_at(i)->state == PSOCK_INHERITED)
+			psock_conn_at(i)->state = PSOCK_OURS;
 	psock_say("port %d adopted: our parent has gone",
 		  ps_port_id(psock_port_ours));
 	return false;
@@ -244,10 +245,12 @@ void psock_forked_child(void)
 		if (!c)
 			continue;
 		c->shared = true;
-		if (!c->kernel_only &&
-		    (c->dgram ? c->udp_port != 0 : c->peer_known ||
-		     (c->role == PSOCK_SERVER && !c->hello_due)))
-			c->inherited = psock_port_heir != NULL;
+		if (c->state != PSOCK_KERNEL &&
+		    (c->dgram ? c->udp.port != 0 : c->peer_known ||
+		     (c->role == PSOCK_SERVER &&
+		      c->state != PSOCK_HELLO_DUE)))
+			c->state = psock_port_heir ? PSOCK_INHERITED :
+						     PSOCK_OURS;
 	}
 }
 

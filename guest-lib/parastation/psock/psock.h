@@ -67,41 +67,57 @@ struct psock_chunk {
 
 enum { PSOCK_CLIENT, PSOCK_SERVER };
 
+/* How far a connection's set-up has come.  A new one, all zero, is
+ * PSOCK_OURS. */
+enum psock_state {
+	PSOCK_OURS,		/* both ends speak the protocol (or a UDP socket
+				 * of ours): each direction moves to ports at
+				 * its SWITCH */
+	PSOCK_UNDECIDED,	/* client: no HELLO nor other byte seen yet */
+	PSOCK_HELLO_DUE,	/* server: the HELLO is still to be written */
+	PSOCK_KERNEL,		/* the peer does not speak the protocol: the
+				 * kernel's for good */
+	PSOCK_INHERITED,	/* on the parent's port, which it still has;
+				 * PSOCK_OURS once we adopt it */
+};
+
+/* Our sending direction. */
+enum psock_tx {
+	PSOCK_TX_KERNEL,	/* on the kernel stream, counted in tx_kernel */
+	PSOCK_TX_KERNEL_SHUT,	/* shut down there: the FIN follows the SWITCH */
+	PSOCK_TX_PORTS,		/* over ports, within the peer's window */
+	PSOCK_TX_PORTS_SHUT,	/* over ports, the FIN sent: nothing more */
+};
+
+/* The peer's direction. */
+enum psock_rx {
+	PSOCK_RX_KERNEL,	/* no SWITCH yet: all from the kernel stream */
+	PSOCK_RX_KERNEL_LEFT,	/* the SWITCH came: the kernel's bytes up to
+				 * rx_limit first */
+	PSOCK_RX_PORTS,		/* those read: the rest comes over ports */
+};
+
+/* A datagram socket of ours, bound to a marker port (udp.c). */
+struct psock_udp {
+	uint16_t port;		/* ours, host order */
+	in_addr_t peer;		/* connect(): the only sender, 0 none */
+	uint16_t peer_port;
+	unsigned long dropped;
+	bool heard;		/* a datagram came over ports */
+};
+
 struct psock_conn {
+	/* ---- every socket of ours ---- */
 	int refs;		/* descriptors that name it */
 	int kfd;		/* one of them: to ask the kernel socket */
-	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
-	bool undecided;		/* client: no HELLO nor other byte seen yet */
-	bool hello_due;		/* server: the HELLO is still to be written */
-	bool kernel_only;	/* the peer does not speak the protocol */
-	bool inherited;		/* on the parent's port, which it still has */
-	bool shared;		/* another process may hold it (fork) */
 	uint32_t id;		/* index in the table */
 	uint32_t nonce;
-	/* the peer, once known (HELLO, SWITCH) */
-	bool peer_known;
-	unsigned int peer_node;
-	int peer_port;
-	uint32_t peer_conn;
-	uint32_t peer_nonce;
-	/* sending */
-	bool tx_ports;		/* our data goes over ports */
-	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
-	uint64_t tx_sent;	/* over ports */
-	uint64_t tx_acked;	/* of those, what the peer has consumed */
-	bool fin_sent;
-	/* receiving */
-	bool rx_switch;		/* the peer's SWITCH came: rx_limit holds */
-	uint64_t rx_limit;	/* bytes of the kernel stream before it */
-	uint64_t rx_kernel;	/* bytes read from the kernel stream */
+	enum psock_state state;
+	bool shared;		/* another process may hold it (fork) */
+	bool dgram;		/* a UDP socket: udp below, not the stream */
+	/* what came over ports and waits to be read (a datagram each) */
 	struct psock_chunk *head, *tail;
 	size_t rx_bytes;	/* waiting in the chunks */
-	uint64_t rx_got;	/* over ports, in all */
-	uint64_t rx_used;	/* of those, consumed by the program */
-	uint64_t rx_win;	/* rx_used last told to the peer */
-	bool fin_got;
-	bool reset;		/* RST from the peer, or the kernel's */
-	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	/* bumped for each message that brings something to read (in) or
 	 * room to write (out): EPOLLET's edges (epoll.c) */
 	uint32_t news_in, news_out;
@@ -113,19 +129,52 @@ struct psock_conn {
 	unsigned int opts_gen;		/* 0: not asked */
 	bool nonblock;
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none, wait for ever */
+
+	/* ---- a stream ---- */
+	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
+	/* the peer, once known (HELLO, SWITCH) */
+	bool peer_known;
+	unsigned int peer_node;
+	int peer_port;
+	uint32_t peer_conn;
+	uint32_t peer_nonce;
+	/* sending */
+	enum psock_tx tx_state;
+	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
+	uint64_t tx_sent;	/* over ports */
+	uint64_t tx_acked;	/* of those, what the peer has consumed */
+	/* receiving */
+	enum psock_rx rx_state;
+	uint64_t rx_limit;	/* bytes of the kernel stream before the SWITCH */
+	uint64_t rx_kernel;	/* bytes read from the kernel stream */
+	uint64_t rx_got;	/* over ports, in all */
+	uint64_t rx_used;	/* of those, consumed by the program */
+	uint64_t rx_win;	/* rx_used last told to the peer */
+	/* what ends the reading side, or both, besides the data */
+	bool fin_got;
+	bool reset;		/* RST from the peer, or the kernel's */
+	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
-	/* UDP: a datagram socket, bound to a marker port */
-	bool dgram;
-	uint16_t udp_port;	/* ours, host order */
-	in_addr_t udp_peer;	/* connect(): the only sender, 0 none */
-	uint16_t udp_peer_port;
-	unsigned long udp_dropped;
-	bool udp_heard;		/* a datagram came over ports */
 	/* keepalives on the kernel connection (alive.c); the program's view
 	 * of SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT */
 	bool alive_on;
 	int alive[4];
+
+	/* ---- a datagram socket ---- */
+	struct psock_udp udp;
 };
+
+static inline bool psock_tx_on_ports(const struct psock_conn *c)
+{
+	return c->tx_state == PSOCK_TX_PORTS || c->tx_state == PSOCK_TX_PORTS_SHUT;
+}
+
+/* shutdown(SHUT_WR) came: nothing more to send */
+static inline bool psock_tx_shut(const struct psock_conn *c)
+{
+	return c->tx_state == PSOCK_TX_KERNEL_SHUT ||
+	       c->tx_state == PSOCK_TX_PORTS_SHUT;
+}
 
 /*
  * Keepalives on the kernel connection of one on ports: a restarted peer

@@ -105,13 +105,15 @@ int psock_data_send(struct psock_conn *c, const void *buf, size_t len)
 /* Our direction moves to ports: the peer reads tx_kernel bytes first. */
 void psock_switch_tx(struct psock_conn *c)
 {
-	if (c->tx_ports ||
+	bool shut = c->tx_state == PSOCK_TX_KERNEL_SHUT;
+
+	if (psock_tx_on_ports(c) ||
 	    psock_msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
 		return;
-	c->tx_ports = true;
+	c->tx_state = shut ? PSOCK_TX_PORTS_SHUT : PSOCK_TX_PORTS;
 	psock_alive_start(c);
 	psock_say("conn %u: sends over ports after %llu kernel bytes", c->id,
 	    (unsigned long long)c->tx_kernel);
-	if (c->fin_sent)	/* shut down before: nothing will follow */
+	if (shut)	/* shut down before: nothing will follow */
 		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
 }

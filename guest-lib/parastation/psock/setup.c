@@ -128,7 +128,7 @@ void psock_connected(int fd)
 	c = psock_conn_new(PSOCK_CLIENT);
 	if (!c)
 		return;
-	c->undecided = true;
+	c->state = PSOCK_UNDECIDED;
 	if (!psock_fd_set(fd, c))
 		psock_conn_free(c);
 }
@@ -146,7 +146,7 @@ void psock_accepted(int fd)
 		return;
 	/* written by the process that first uses the connection: a server
 	 * that accepts, then forks a child to serve it, names the child */
-	c->hello_due = true;
+	c->state = PSOCK_HELLO_DUE;
 	if (!psock_fd_set(fd, c)) {
 		psock_conn_free(c);
 		return;
@@ -159,9 +159,9 @@ static void hello(int fd, struct psock_conn *c)
 {
 	struct psock_hello h = { .magic = PSOCK_MAGIC };
 
-	c->hello_due = false;
+	c->state = PSOCK_OURS;
 	if (!psock_port() || c->id >= PSOCK_CONN_IDS) {
-		c->kernel_only = true;	/* no HELLO: the client stays too */
+		c->state = PSOCK_KERNEL;	/* no HELLO: the client stays too */
 		return;
 	}
 	strncpy(h.nic, ps_port_nic(psock_port_ours), sizeof(h.nic) - 1);
@@ -172,7 +172,7 @@ static void hello(int fd, struct psock_conn *c)
 	/* the first bytes of the stream, so there is room: all or nothing */
 	if (sys_send(fd, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    sizeof(h))
-		c->kernel_only = true;
+		c->state = PSOCK_KERNEL;
 }
 
 void psock_decide(int fd, struct psock_conn *c)
@@ -181,9 +181,9 @@ void psock_decide(int fd, struct psock_conn *c)
 	ssize_t n;
 	int node;
 
-	if (c->hello_due)
+	if (c->state == PSOCK_HELLO_DUE)
 		hello(fd, c);
-	if (!c->undecided)
+	if (c->state != PSOCK_UNDECIDED)
 		return;
 	n = sys_recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN))
@@ -194,15 +194,15 @@ void psock_decide(int fd, struct psock_conn *c)
 		if ((size_t)n < sizeof(h))
 			return;		/* the rest is on its way */
 		sys_recv(fd, &h, sizeof(h), MSG_DONTWAIT);
-		c->undecided = false;
+		c->state = PSOCK_OURS;
 		if (memcmp(h.magic, PSOCK_MAGIC, sizeof(h.magic))) {
 			psock_say("conn %u: the server runs another version (%.8s): kernel",
 				  c->id, h.magic);
-			c->kernel_only = true;
+			c->state = PSOCK_KERNEL;
 			return;
 		}
 		if (!psock_port() || c->id >= PSOCK_CONN_IDS) {
-			c->kernel_only = true;	/* never SWITCH: nor does
+			c->state = PSOCK_KERNEL;	/* never SWITCH: nor does
 						 * the server */
 			return;
 		}
@@ -216,7 +216,7 @@ void psock_decide(int fd, struct psock_conn *c)
 			/* never switch: the server stays on the kernel too */
 			psock_say("conn %u: the server uses %.8s, not %s: kernel",
 			    c->id, h.nic, ps_port_nic(psock_port_ours));
-			c->kernel_only = true;
+			c->state = PSOCK_KERNEL;
 			return;
 		}
 		c->peer_known = true;
@@ -231,8 +231,7 @@ void psock_decide(int fd, struct psock_conn *c)
 		return;
 	}
 	/* anything else first (or an error, or EOF): not one of ours */
-	c->undecided = false;
-	c->kernel_only = true;
+	c->state = PSOCK_KERNEL;
 	psock_say("conn %u: the server is not ours: kernel", c->id);
 }
 
@@ -251,8 +250,8 @@ void psock_close(int fd)
 		return;
 	}
 	/* another process may hold it still: its end is the kernel's FIN */
-	if (!c->kernel_only && !c->inherited && !c->shared && c->tx_ports &&
-	    !c->fin_sent && !c->reset) {
+	if (c->state != PSOCK_KERNEL && c->state != PSOCK_INHERITED &&
+	    !c->shared && c->tx_state == PSOCK_TX_PORTS && !c->reset) {
 		psock_pump();
 		psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
 	}

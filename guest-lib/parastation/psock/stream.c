@@ -23,7 +23,7 @@
 
 static bool rx_on_kernel(const struct psock_conn *c)
 {
-	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
+	return c->state == PSOCK_UNDECIDED || c->rx_state != PSOCK_RX_PORTS;
 }
 
 /* Only a message over ports can change what a read finds, so a wait
@@ -31,7 +31,7 @@ static bool rx_on_kernel(const struct psock_conn *c)
 static bool rx_waits_on_port(const struct psock_conn *c)
 {
 	return !rx_on_kernel(c) && !c->eof_ms && !c->kernel_woke &&
-	       !c->inherited && psock_port_now();
+	       c->state != PSOCK_INHERITED && psock_port_now();
 }
 
 /* The kernel stream after the peer's switch: only its end can come. */
@@ -164,7 +164,7 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
 			    .msg_iovlen = iovcnt };
 	ssize_t n;
 
-	if (c->rx_switch) {
+	if (c->rx_state != PSOCK_RX_KERNEL) {
 		uint64_t left = c->rx_limit - c->rx_kernel;
 		int k;
 
@@ -178,14 +178,18 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
 		m.msg_iovlen = k;
 	}
 	n = sys_recvmsg(fd, &m, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
-	if (n > 0 && !(flags & MSG_PEEK))
+	if (n > 0 && !(flags & MSG_PEEK)) {
 		c->rx_kernel += n;
+		if (c->rx_state == PSOCK_RX_KERNEL_LEFT &&
+		    c->rx_kernel >= c->rx_limit)
+			c->rx_state = PSOCK_RX_PORTS;
+	}
 	if (n == 0 && iov_total(iov, iovcnt)) {
 		/* the peer's SWITCH, its data and FIN may still be on the way */
 		if (!c->eof_ms)
 			c->eof_ms = psock_ms_now();
 		if (psock_ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS &&
-		    !c->rx_switch && !c->reset) {
+		    c->rx_state == PSOCK_RX_KERNEL && !c->reset) {
 			errno = EAGAIN;
 			return -1;
 		}
@@ -203,9 +207,9 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
  */
 static __always_inline bool rx_steady(const struct psock_conn *c)
 {
-	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
-	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
-	       !c->kernel_woke && psock_port_now();
+	return c->state == PSOCK_OURS && c->rx_state == PSOCK_RX_PORTS &&
+	       !c->fin_got && !c->reset && !c->eof_ms && !c->kernel_woke &&
+	       psock_port_now();
 }
 
 #define NOT_STEADY	(-2)
@@ -255,14 +259,14 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			psock_pump_for(c);
 		scanned = false;
 		psock_decide(fd, c);
-		if (c->inherited && psock_claim())
+		if (c->state == PSOCK_INHERITED && psock_claim())
 			goto wait;
-		if (c->kernel_only || c->inherited)
+		if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED)
 			break;
 		if (!want)
 			return 0;
 		/* what came before a reset is still read first */
-		if (rx_on_kernel(c) && !c->undecided) {
+		if (rx_on_kernel(c) && c->state != PSOCK_UNDECIDED) {
 			struct iovec part[UIO_MAXIOV];
 			int k = iov_from(iov, iovcnt, done, part);
 
@@ -278,7 +282,7 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 				return done;
 			if (errno != EAGAIN)
 				return done ? (ssize_t)done : -1;
-		} else if (!c->undecided && c->rx_bytes) {
+		} else if (c->state != PSOCK_UNDECIDED && c->rx_bytes) {
 			done += rx_copy(c, iov, iovcnt, done, peek);
 			if (done == want || !(flags & MSG_WAITALL) || peek)
 				return done;
@@ -288,7 +292,8 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			errno = ECONNRESET;
 			return done ? (ssize_t)done : -1;
 		}
-		if (!c->undecided && !rx_on_kernel(c) && rx_ended(fd, c)) {
+		if (c->state != PSOCK_UNDECIDED && !rx_on_kernel(c) &&
+		    rx_ended(fd, c)) {
 			if (c->reset) {
 				errno = ECONNRESET;
 				return done ? (ssize_t)done : -1;
@@ -311,7 +316,7 @@ wait:
 			return n == -1 && done ? (ssize_t)done : -1;
 	}
 	/* not ours after all (or not in this process): the kernel's */
-	if (c->inherited) {
+	if (c->state == PSOCK_INHERITED) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
@@ -359,8 +364,8 @@ int psock_unread(int fd, struct psock_conn *c)
 
 	psock_pump();
 	psock_decide(fd, c);
-	if (c->kernel_only || c->inherited || c->undecided ||
-	    (rx_on_kernel(c) && !c->rx_switch))
+	if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED ||
+	    c->state == PSOCK_UNDECIDED || c->rx_state == PSOCK_RX_KERNEL)
 		return -1;
 	/* the kernel's bytes up to the switch, then ours */
 	if (rx_on_kernel(c) && !syscall(SYS_ioctl, fd, FIONREAD, &k) &&
@@ -387,8 +392,10 @@ static ssize_t epipe(int flags)
  */
 static bool tx_steady(const struct psock_conn *c)
 {
-	return c->tx_ports && !c->reset && !c->fin_sent && !c->inherited &&
-	       !c->kernel_only && !c->hello_due;
+	/* an undecided client has sent no SWITCH, so is not on ports:
+	 * the state test need only keep out the others */
+	return c->tx_state == PSOCK_TX_PORTS && !c->reset &&
+	       (c->state == PSOCK_OURS || c->state == PSOCK_UNDECIDED);
 }
 
 /* Whether a write of want bytes takes the fast path. */
@@ -422,13 +429,13 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			psock_pump();
 		scanned = false;
 		psock_decide(fd, c);
-		if (c->inherited && psock_claim())
+		if (c->state == PSOCK_INHERITED && psock_claim())
 			goto wait;
-		if (c->inherited) {
+		if (c->state == PSOCK_INHERITED) {
 			errno = EOPNOTSUPP;
 			return -1;
 		}
-		if (c->kernel_only) {
+		if (c->state == PSOCK_KERNEL) {
 			struct msghdr m = { .msg_iov = (struct iovec *)iov,
 					    .msg_iovlen = iovcnt };
 
@@ -437,7 +444,7 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			psock_lock();
 			return n;
 		}
-		if (!c->tx_ports) {
+		if (!psock_tx_on_ports(c)) {
 			/* before the switch: counted, never blocking here */
 			struct msghdr m = { .msg_iov = part };
 
@@ -452,11 +459,11 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			if (done == want || (done && psock_nonblocking(fd, c, flags)))
 				return done;
 		}
-		if (c->tx_ports && c->reset)
+		if (psock_tx_on_ports(c) && c->reset)
 			return done ? (ssize_t)done : epipe(flags);
-		if (c->tx_ports && c->fin_sent)
+		if (c->tx_state == PSOCK_TX_PORTS_SHUT)
 			return epipe(flags);
-		while (c->tx_ports && done < want &&
+		while (psock_tx_on_ports(c) && done < want &&
 		       c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
 			size_t room = PSOCK_WINDOW - (c->tx_sent - c->tx_acked);
 			size_t len = want - done;
@@ -515,10 +522,12 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 int psock_shutdown(int fd, struct psock_conn *c, int how)
 {
 	psock_pump();
-	if ((how == SHUT_WR || how == SHUT_RDWR) && !c->fin_sent &&
-	    !c->kernel_only) {
-		c->fin_sent = true;
-		if (c->tx_ports)
+	if ((how == SHUT_WR || how == SHUT_RDWR) && !psock_tx_shut(c) &&
+	    c->state != PSOCK_KERNEL) {
+		bool ports = psock_tx_on_ports(c);
+
+		c->tx_state = ports ? PSOCK_TX_PORTS_SHUT : PSOCK_TX_KERNEL_SHUT;
+		if (ports)
 			psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
 	}
 	return sys_shutdown(fd, how);
@@ -532,20 +541,20 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 	if (c->dgram)
 		return psock_udp_events(c, events, watch, pass);
 	psock_decide(fd, c);
-	if (c->inherited && psock_claim()) {
+	if (c->state == PSOCK_INHERITED && psock_claim()) {
 		*watch = 0;		/* the parent's port still: ask again */
 		*pass = POLLERR | POLLHUP;
 		return 0;
 	}
-	if (c->kernel_only || c->inherited)
+	if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED)
 		return -1;		/* the kernel answers for it */
 	*watch = 0;
 	*pass = POLLERR | POLLHUP;
 	if (events & POLLIN) {
-		if (c->undecided) {
+		if (c->state == PSOCK_UNDECIDED) {
 			*watch |= POLLIN;	/* the HELLO, or not: ask again */
 		} else if (rx_on_kernel(c)) {
-			if (c->rx_switch || !c->eof_ms) {
+			if (c->rx_state != PSOCK_RX_KERNEL || !c->eof_ms) {
 				*watch |= POLLIN;
 				*pass |= POLLIN;
 			} else if (c->reset ||
@@ -559,10 +568,10 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		}
 	}
 	if (events & POLLOUT) {
-		if (!c->tx_ports) {
+		if (!psock_tx_on_ports(c)) {
 			*watch |= POLLOUT;
 			*pass |= POLLOUT;
-		} else if (c->reset || c->fin_sent ||
+		} else if (c->reset || psock_tx_shut(c) ||
 			   c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
 			rev |= POLLOUT;
 		}
@@ -571,7 +580,7 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		rev |= POLLERR;
 	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
 		rev |= POLLRDHUP;
-	if (c->fin_got && c->fin_sent && !c->rx_bytes)
+	if (c->fin_got && psock_tx_shut(c) && !c->rx_bytes)
 		rev |= POLLHUP;
 	return rev;
 }

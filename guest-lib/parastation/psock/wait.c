@@ -511,7 +511,7 @@ static void conn_opts(int fd, struct psock_conn *c)
 	socklen_t len;
 	int fl;
 
-	if (c->opts_gen == gen && !c->shared && !c->inherited)
+	if (c->opts_gen == gen && !c->shared && c->state != PSOCK_INHERITED)
 		return;
 	fl = sys_fcntl(fd, F_GETFL, 0);
 	c->nonblock = fl < 0 || (fl & O_NONBLOCK);	/* EBADF: no wait */
