@@ -7,9 +7,8 @@ PSLIB_HDR := $(wildcard guest-lib/parastation/*.h) $(PS1_UAPI_HDR) $(PS1_HW_HDR)
 PSLIB_OBJ := $(patsubst %.c,$(B)/guest/obj/%.o,$(PSLIB_SRC))
 # Link-time optimisation: a message crosses many small functions in
 # several files (the socket call, the stream, ports, the HAL), and the
-# calls between them cost more than their work: in lock-step, a tenth
-# of an 8-byte round trip (docs/parastation-lib.md).  Archives take
-# gcc-ar (the plugin).
+# calls between them cost more than their work (docs/parastation-lib.md
+# has the figures).  Archives take gcc-ar (the plugin).
 PSLIB_AR ?= gcc-ar
 PSLIB_CFLAGS = -std=gnu11 $(WARN) -Wunused-parameter $(CFLAGS) -flto=auto -Iinclude -Iguest-lib/parastation
 
@@ -34,7 +33,7 @@ $(B)/guest/bin/pstest $(B)/guest/bin/psstress: $(B)/guest/bin/%: $(PSTEST_DIR)/%
 # layer built position-independent, only the socket and signal calls exported.
 # Its thread-local counters use the initial-exec model: the library is
 # loaded at start (never dlopen()ed), and each access of the default model
-# calls __tls_get_addr, some 30 instructions on every message.
+# calls __tls_get_addr, on every message (docs/psock.md, "Files").
 PSOCK_SRC := $(wildcard guest-lib/parastation/psock/*.c)
 PSOCK_HDR := $(wildcard guest-lib/parastation/psock/*.h)
 PSOCK_OBJ := $(patsubst %.c,$(B)/guest/obj-pic/%.o,$(PSLIB_SRC) $(PSOCK_SRC))

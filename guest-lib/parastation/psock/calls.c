@@ -3,7 +3,8 @@
  * ParaStation sockets: the calls a program makes, by their libc names.
  * LD_PRELOAD puts these before libc's.  A descriptor that is not one of
  * our connections goes straight to the kernel with a raw system call (no
- * libc in between, so nothing comes back here); ours go to conn.c.
+ * libc in between, so nothing comes back here); ours go to the
+ * library's files (psock.h lists them).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,7 +70,7 @@ int sys_close(int fd)
 	return syscall(SYS_close, fd);
 }
 
-/* ---- fork: both hold the connections (conn.c) ---- */
+/* ---- fork: both hold the connections (port.c) ---- */
 
 static void before_fork(void)
 {
@@ -102,7 +103,7 @@ static __always_inline struct psock_conn *ours(int fd)
 {
 	struct psock_conn *c = psock_get(fd);
 
-	if (!c || c->kernel_only)
+	if (!c || c->state == PSOCK_KERNEL)
 		return NULL;
 	psock_lock();
 	c = psock_get(fd);	/* it may have gone meanwhile */
@@ -113,7 +114,7 @@ static __always_inline struct psock_conn *ours(int fd)
 }
 
 /* The lock given back, errno kept: the return of a call made under it.
- * A call that succeeded leaves errno as it may (a handler put off may
+ * A call that succeeded leaves errno as it may (a deferred handler may
  * run now). */
 static ssize_t unlocked(ssize_t ret)
 {
@@ -160,7 +161,7 @@ static ssize_t send_iov(int fd, struct psock_conn *c, const struct iovec *iov,
 	return unlocked(psock_send(fd, c, iov, iovcnt, flags));
 }
 
-/* One buffer: a stream's call takes its shorter way. */
+/* One buffer: a stream's call takes its fast path. */
 static ssize_t recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
 			int flags)
 {
@@ -603,7 +604,7 @@ API int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct psock_conn *c = psock_get(fd);
 
-	if ((!c || c->kernel_only) && !psock_epoll_any())
+	if ((!c || c->state == PSOCK_KERNEL) && !psock_epoll_any())
 		return syscall(SYS_epoll_ctl, epfd, op, fd, ev);
 	psock_lock();
 	return unlocked(psock_epoll_ctl(epfd, op, fd, ev));
@@ -651,7 +652,7 @@ static bool any_ours(const struct pollfd *fds, nfds_t n)
 	for (nfds_t i = 0; i < n; i++) {
 		struct psock_conn *c = psock_get(fds[i].fd);
 
-		if (c && !c->kernel_only)
+		if (c && c->state != PSOCK_KERNEL)
 			return true;
 	}
 	return false;
@@ -742,7 +743,7 @@ static bool set_has_ours(int nfds, fd_set *r, fd_set *w, fd_set *e)
 		      (e && FD_ISSET(fd, e))))
 			continue;
 		c = psock_get(fd);
-		if (c && !c->kernel_only)
+		if (c && c->state != PSOCK_KERNEL)
 			return true;
 	}
 	return false;

@@ -33,7 +33,7 @@ struct entry {
 	uint32_t events;	/* the program's, EPOLLONESHOT included */
 	epoll_data_t data;
 	bool disabled;		/* EPOLLONESHOT: reported, until MOD */
-	/* EPOLLET: the events of the last look, and the connection's
+	/* EPOLLET: the events of the last scan, and the connection's
 	 * edge_keys() when they were last reported (edges()) */
 	uint32_t edge_last;
 	uint32_t edge_in, edge_out;
@@ -89,7 +89,7 @@ int psock_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	struct entry *en;
 	int ret;
 
-	if (!c || c->kernel_only) {
+	if (!c || c->state == PSOCK_KERNEL) {
 		if ((x = ep_find(epfd)) && entry_find(x, fd)) {
 			errno = op == EPOLL_CTL_ADD ? EEXIST : EINVAL;
 			return -1;
@@ -215,7 +215,7 @@ static void edge_keys(const struct psock_conn *c, uint32_t *in,
 
 /*
  * EPOLLET, as the kernel wakes an entry: whatever is ready, when a bit of
- * it was not at the last look, or something came since the last report
+ * it was not at the last scan, or something came since the last report
  * for what the entry asks (its side's edge_keys()).  What the kernel
  * answers for us (before the switch, UDP's room) has no edges we could
  * see: it stays level-triggered.
@@ -240,9 +240,9 @@ static uint32_t edges(struct entry *en, const struct psock_conn *c,
 }
 
 /* Our entries' events now; connections that became the kernel's move.
- * *soon: one of them needs a look soon (psock_eof_pending()); *armed:
+ * *soon: one of them needs a check soon (psock_eof_pending()); *armed:
  * one of them may be reported (not a reported EPOLLONESHOT). */
-static int look(struct ep *x, struct epoll_event *out, int max, bool *soon,
+static int scan(struct ep *x, struct epoll_event *out, int max, bool *soon,
 		bool *armed)
 {
 	int got = 0;
@@ -258,7 +258,7 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon,
 		uint32_t want = en->events & (EPOLLIN | EPOLLOUT | EPOLLRDHUP |
 					      EPOLLPRI);
 
-		if (!c || c->kernel_only) {
+		if (!c || c->state == PSOCK_KERNEL) {
 			/* the kernel's now: as the program registered it */
 			struct epoll_event ev = { .events = en->events,
 						  .data = en->data };
@@ -277,7 +277,7 @@ static int look(struct ep *x, struct epoll_event *out, int max, bool *soon,
 		*soon |= psock_eof_pending(c);
 		kernel = rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP));
 		if (kernel) {
-			/* ready only as far as the kernel says: one look */
+			/* ready only as far as the kernel says: ask it once */
 			struct pollfd k = { .fd = en->fd, .events = watch };
 
 			rev = 0;
@@ -310,7 +310,7 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 		return -1;
 	}
 	STAT(ST_EPOLL);
-	for (bool stirred = false, stalled = false;;) {
+	for (bool kernel_woke = false, stalled = false;;) {
 		struct psock_conn *c;
 		struct ep *x;
 		int got = 0, n, wait = timeout_ms;
@@ -319,7 +319,7 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 		psock_lock();
 		x = ep_find(epfd);
 		if (x)
-			got = look(x, out, max, &soon, &ours);
+			got = scan(x, out, max, &soon, &ours);
 		psock_unlock();
 		/* then the kernel's files; our tags only wake us */
 		if (got == max)
@@ -351,7 +351,7 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 
 			STAT(ST_EPOLL_SLEEP);
 			if (psock_intr_since(intr)) {
-				errno = EINTR;	/* a handler ran as we looked */
+				errno = EINTR;	/* a handler ran during the scan */
 				return -1;
 			}
 			/* no port (so no doorbell): -1s, which poll skips */
@@ -370,28 +370,28 @@ static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
 			    max - got < 64 ? max - got : 64, 0);
 		if (n < 0)
 			return got ? got : -1;
-		stirred = false;
+		kernel_woke = false;
 		for (int i = 0; i < n; i++) {
 			if (!IS_TAGGED(kev[i].data.u64)) {
 				if (got < max)
 					out[got++] = kev[i];
 				continue;
 			}
-			/* our connection's kernel socket: look at it */
+			/* our connection's kernel socket: check it */
 			psock_lock();
 			c = psock_get((int)(uint32_t)kev[i].data.u64);
 			if (c)
-				c->stirred = stirred = true;
+				c->kernel_woke = kernel_woke = true;
 			psock_unlock();
 		}
 		if (got)
 			return got;
-		if (stirred)
+		if (kernel_woke)
 			continue;
 		if (!timeout_ms && !stalled && !mask && ours &&
 		    psock_idle_stall(true)) {
 			stalled = true;
-			continue;	/* look again, once */
+			continue;	/* scan again, once */
 		}
 		if (!timeout_ms)
 			return 0;

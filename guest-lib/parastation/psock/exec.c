@@ -5,7 +5,7 @@
  * exec keeps the process (its pid, so the port stays its own in the
  * node's pool, with what is queued for it) and the descriptors without
  * FD_CLOEXEC (the kernel sockets), but not the library's memory.  Before
- * the exec we take in everything that came, and write the connections of
+ * the exec we receive everything that came, and write the connections of
  * the descriptors that survive, with their unread data, to a memfd that
  * survives too; PSOCK_EXEC=FD in the new image's environment names it.
  * The NIC's descriptor stays open across the exec, so that the board is
@@ -120,7 +120,7 @@ static bool write_conn(int mfd, const struct psock_conn *c)
 }
 
 /* The state in a memfd that survives exec; -1 when there is none.  Returns
- * with the lock held when it made one: no other thread may take in or send
+ * with the lock held when it made one: no other thread may receive or send
  * until the exec (exec_undo() gives it back if the exec fails). */
 static int exec_save(void)
 {
@@ -322,7 +322,7 @@ static int exec_kept(exec_fn *fn, const void *what, char *const argv[],
 	 * whose memory it shares, as an exec leaves them: it keeps nothing */
 	if (psock_vfork_child())
 		return fn(what, argv, envp);
-	/* handlers put off meanwhile run (the lock given up) and the state
+	/* handlers deferred meanwhile run (the lock given up) and the state
 	 * is saved again: they may have used the library */
 	while ((mfd = exec_save()) >= 0 && psock_lock_deferred())
 		exec_undo(mfd);

@@ -37,7 +37,7 @@ static __thread bool any_deferred __attribute__((tls_model("initial-exec")));
 /* exec: nothing waits for a lock that the new image does not have */
 static __thread bool no_defer __attribute__((tls_model("initial-exec")));
 /*
- * SA_RESETHAND handlers put off: the kernel has put SIG_DFL in their
+ * SA_RESETHAND handlers deferred: the kernel has put SIG_DFL in their
  * place, so a signal queued again would take that; the library runs them
  * itself at psock_unlock(), without the context (NULL).  Beyond these
  * many at once, one runs at once.
@@ -95,7 +95,7 @@ void psock_lock_slow(void)
 	}
 }
 
-/* The SA_RESETHAND handlers put off, each with its mask, as the kernel
+/* The SA_RESETHAND handlers deferred, each with its mask, as the kernel
  * would run it (and its own signal blocked unless SA_NODEFER). */
 static void run_reset_kept(void)
 {
@@ -111,7 +111,7 @@ static void run_reset_kept(void)
 	}
 }
 
-/* The signals put off and queued again: unblocked, they run now. */
+/* The signals deferred and queued again: unblocked, they run now. */
 static void run_deferred(void)
 {
 	sigset_t run = deferred;
@@ -141,7 +141,7 @@ void psock_lock_forked(void)
 
 	/* The parent's thread held the lock at the fork.  It is the child's
 	 * now (its own id), so that a handler that comes before the unlock
-	 * is put off, not run half way through psock_forked_child(). */
+	 * is deferred, not run half way through psock_forked_child(). */
 	psock_tid = me;
 	__atomic_store_n(&psock_lock_word, me, __ATOMIC_RELAXED);
 	n_reset_kept = 0;	/* the parent's signals, not the child's */
@@ -210,7 +210,7 @@ void psock_lock_exec(bool execing)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!execing)
 		return;
-	/* put off since psock_lock_deferred(): the new image would keep
+	/* deferred since psock_lock_deferred(): the new image would keep
 	 * them blocked, with its default actions; they run before it */
 	if (n_reset_kept)
 		run_reset_kept();

@@ -2,10 +2,15 @@
 /*
  * ParaStation sockets (libpsock.so), internals shared by its files:
  * calls.c (the socket calls a program makes, taken over by LD_PRELOAD),
- * conn.c (our port, the tables, set-up, messages in, tear-down),
+ * options.c (the PS_SOCK* settings), log.c (the debug log and counts),
+ * hosts.c (the cluster's addresses), table.c (connections by id and by
+ * descriptor), port.c (our port, the parent's after fork, the waits on
+ * the NIC), setup.c (bind, connect, accept, the HELLO, close), send.c and
+ * dispatch.c (messages out and in), chunk.c (received bytes until read),
  * stream.c (the data of one connection), wait.c (poll and select over
- * our sockets and the kernel's files), epoll.c, udp.c, exec.c, signal.c
- * (which signals ended a wait) and lock.c (the library's lock).
+ * our sockets and the kernel's files), epoll.c, udp.c, alive.c
+ * (keepalives), exec.c, signal.c (which signals ended a wait) and lock.c
+ * (the library's lock).
  *
  * The descriptor a program holds is always the real kernel socket; for a
  * connection that moved to ports, the library keeps a struct psock_conn
@@ -28,6 +33,10 @@
 
 #include "ps_ports.h"
 
+/* Variables that files share, declared so: the code reaches them as it
+ * reaches a file's own static, not through the GOT. */
+#define PSOCK_HIDDEN	__attribute__((visibility("hidden")))
+
 /*
  * Receive window of a connection: bytes the sender may have sent over
  * ports that the program has not read yet.  It bounds what a peer can
@@ -37,10 +46,10 @@
 /* After the kernel stream ends without a FIN over ports: the peer died.
  * Data it sent before may still be on the way; wait this long for it. */
 #define PSOCK_EOF_GRACE_MS	200
-/* A send that finds no room at the peer's node looks at the kernel
+/* A send that finds no room at the peer's node checks the kernel
  * connection this often; once that has ended, it gives up after
- * PSOCK_GONE_MS (the peer's process is gone, nobody takes in there). */
-#define PSOCK_SEND_LOOK_MS	100
+ * PSOCK_GONE_MS (the peer's process is gone, nobody receives there). */
+#define PSOCK_SEND_CHECK_MS	100
 #define PSOCK_GONE_MS		2000
 
 struct psock_chunk {
@@ -58,41 +67,57 @@ struct psock_chunk {
 
 enum { PSOCK_CLIENT, PSOCK_SERVER };
 
+/* How far a connection's set-up has come.  A new one, all zero, is
+ * PSOCK_OURS. */
+enum psock_state {
+	PSOCK_OURS,		/* both ends speak the protocol (or a UDP socket
+				 * of ours): each direction moves to ports at
+				 * its SWITCH */
+	PSOCK_UNDECIDED,	/* client: no HELLO nor other byte seen yet */
+	PSOCK_HELLO_DUE,	/* server: the HELLO is still to be written */
+	PSOCK_KERNEL,		/* the peer does not speak the protocol: the
+				 * kernel's for good */
+	PSOCK_INHERITED,	/* on the parent's port, which it still has;
+				 * PSOCK_OURS once we adopt it */
+};
+
+/* Our sending direction. */
+enum psock_tx {
+	PSOCK_TX_KERNEL,	/* on the kernel stream, counted in tx_kernel */
+	PSOCK_TX_KERNEL_SHUT,	/* shut down there: the FIN follows the SWITCH */
+	PSOCK_TX_PORTS,		/* over ports, within the peer's window */
+	PSOCK_TX_PORTS_SHUT,	/* over ports, the FIN sent: nothing more */
+};
+
+/* The peer's direction. */
+enum psock_rx {
+	PSOCK_RX_KERNEL,	/* no SWITCH yet: all from the kernel stream */
+	PSOCK_RX_KERNEL_LEFT,	/* the SWITCH came: the kernel's bytes up to
+				 * rx_limit first */
+	PSOCK_RX_PORTS,		/* those read: the rest comes over ports */
+};
+
+/* A datagram socket of ours, bound to a marker port (udp.c). */
+struct psock_udp {
+	uint16_t port;		/* ours, host order */
+	in_addr_t peer;		/* connect(): the only sender, 0 none */
+	uint16_t peer_port;
+	unsigned long dropped;
+	bool heard;		/* a datagram came over ports */
+};
+
 struct psock_conn {
+	/* ---- every socket of ours ---- */
 	int refs;		/* descriptors that name it */
-	int kfd;		/* one of them: to look at the kernel socket */
-	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
-	bool undecided;		/* client: no HELLO nor other byte seen yet */
-	bool hello_due;		/* server: the HELLO is still to be written */
-	bool kernel_only;	/* the peer does not speak the protocol */
-	bool inherited;		/* on the parent's port, which it still has */
-	bool shared;		/* another process may hold it (fork) */
+	int kfd;		/* one of them: to ask the kernel socket */
 	uint32_t id;		/* index in the table */
 	uint32_t nonce;
-	/* the peer, once known (HELLO, SWITCH) */
-	bool peer_known;
-	unsigned int peer_node;
-	int peer_port;
-	uint32_t peer_conn;
-	uint32_t peer_nonce;
-	/* sending */
-	bool tx_ports;		/* our data goes over ports */
-	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
-	uint64_t tx_sent;	/* over ports */
-	uint64_t tx_acked;	/* of those, what the peer has consumed */
-	bool fin_sent;
-	/* receiving */
-	bool rx_switch;		/* the peer's SWITCH came: rx_limit holds */
-	uint64_t rx_limit;	/* bytes of the kernel stream before it */
-	uint64_t rx_kernel;	/* bytes read from the kernel stream */
+	enum psock_state state;
+	bool shared;		/* another process may hold it (fork) */
+	bool dgram;		/* a UDP socket: udp below, not the stream */
+	/* what came over ports and waits to be read (a datagram each) */
 	struct psock_chunk *head, *tail;
 	size_t rx_bytes;	/* waiting in the chunks */
-	uint64_t rx_got;	/* over ports, in all */
-	uint64_t rx_used;	/* of those, consumed by the program */
-	uint64_t rx_win;	/* rx_used last told to the peer */
-	bool fin_got;
-	bool reset;		/* RST from the peer, or the kernel's */
-	bool stirred;		/* the kernel socket woke a wait: look at it */
 	/* bumped for each message that brings something to read (in) or
 	 * room to write (out): EPOLLET's edges (epoll.c) */
 	uint32_t news_in, news_out;
@@ -104,19 +129,52 @@ struct psock_conn {
 	unsigned int opts_gen;		/* 0: not asked */
 	bool nonblock;
 	int rcvtimeo_ms, sndtimeo_ms;	/* -1: none, wait for ever */
+
+	/* ---- a stream ---- */
+	int role;		/* PSOCK_CLIENT, PSOCK_SERVER */
+	/* the peer, once known (HELLO, SWITCH) */
+	bool peer_known;
+	unsigned int peer_node;
+	int peer_port;
+	uint32_t peer_conn;
+	uint32_t peer_nonce;
+	/* sending */
+	enum psock_tx tx_state;
+	uint64_t tx_kernel;	/* bytes sent on the kernel stream */
+	uint64_t tx_sent;	/* over ports */
+	uint64_t tx_acked;	/* of those, what the peer has consumed */
+	/* receiving */
+	enum psock_rx rx_state;
+	uint64_t rx_limit;	/* bytes of the kernel stream before the SWITCH */
+	uint64_t rx_kernel;	/* bytes read from the kernel stream */
+	uint64_t rx_got;	/* over ports, in all */
+	uint64_t rx_used;	/* of those, consumed by the program */
+	uint64_t rx_win;	/* rx_used last told to the peer */
+	/* what ends the reading side, or both, besides the data */
+	bool fin_got;
+	bool reset;		/* RST from the peer, or the kernel's */
+	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
-	/* UDP: a datagram socket, bound to a marker port */
-	bool dgram;
-	uint16_t udp_port;	/* ours, host order */
-	in_addr_t udp_peer;	/* connect(): the only sender, 0 none */
-	uint16_t udp_peer_port;
-	unsigned long udp_dropped;
-	bool udp_heard;		/* a datagram came over ports */
 	/* keepalives on the kernel connection (alive.c); the program's view
 	 * of SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT */
 	bool alive_on;
 	int alive[4];
+
+	/* ---- a datagram socket ---- */
+	struct psock_udp udp;
 };
+
+static inline bool psock_tx_on_ports(const struct psock_conn *c)
+{
+	return c->tx_state == PSOCK_TX_PORTS || c->tx_state == PSOCK_TX_PORTS_SHUT;
+}
+
+/* shutdown(SHUT_WR) came: nothing more to send */
+static inline bool psock_tx_shut(const struct psock_conn *c)
+{
+	return c->tx_state == PSOCK_TX_KERNEL_SHUT ||
+	       c->tx_state == PSOCK_TX_PORTS_SHUT;
+}
 
 /*
  * Keepalives on the kernel connection of one on ports: a restarted peer
@@ -143,16 +201,16 @@ enum {
 	ST_POLL_SLEEP,		/* ... that slept in poll() */
 	ST_POLL_NIC,		/* ... that slept on the NIC (ps_port_wait) */
 	ST_POLL_BELL,		/* ... on the doorbell alone (ps_port_sleep) */
-	ST_POLL_UNASKED,	/* kernel looks left out (kernel_look_due) */
+	ST_POLL_UNASKED,	/* kernel polls left out (kernel_ask_due) */
 	ST_POLL_SPIN,		/* spins before a sleep (spin_us()) */
 	ST_POLL_SPUN,		/* of them, found nothing: slept */
 	ST_EPOLL,		/* psock_epoll_wait calls */
 	ST_EPOLL_SLEEP,
-	ST_MSG_IN,		/* messages taken in */
+	ST_MSG_IN,		/* messages received */
 	ST_MSG_OUT,		/* messages sent */
 	ST_SEND_SLOW,		/* sends that waited for room */
 	ST_RECV_WAIT,		/* blocking reads that waited */
-	ST_SIG_DEFERRED,	/* signals put off till psock_unlock() */
+	ST_SIG_DEFERRED,	/* signals deferred till psock_unlock() */
 	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
 	ST_IDLE_STALL_EPOLL,	/* ... of them, in epoll_wait */
 	ST_N
@@ -176,6 +234,29 @@ static inline void psock_copy(void *dst, const void *src, size_t n)
 	memcpy(&b, s + n - 8, 8);
 	memcpy(d, &a, 8);
 	memcpy(d + n - 8, &b, 8);
+}
+
+/* ---- options.c: the settings (PS_SOCK*), all read on first use ---- */
+#define PSOCK_SPIN_US_DEFAULT		500	/* PS_SOCK_SPIN_US */
+#define PSOCK_IDLE_GAP_US_DEFAULT	20	/* PS_SOCK_IDLE_GAP_US */
+struct psock_options {
+	bool off;		/* PS_SOCK=0: every call is the kernel's */
+	bool debug;		/* PS_SOCK_DEBUG set and not 0 */
+	const char *debug_file;	/* PS_SOCK_DEBUG=/FILE, else NULL: stderr */
+	const char *hosts;	/* PS_SOCK_HOSTS, default /etc/hosts */
+	bool local;		/* PS_SOCK_LOCAL=1: this node through the pool */
+	int spin_max_us;	/* PS_SOCK_SPIN_US, at least 0 */
+	int idle_gap_us;	/* PS_SOCK_IDLE_GAP_US, at least 0 */
+};
+extern struct psock_options psock_opt PSOCK_HIDDEN;
+extern bool psock_opt_read PSOCK_HIDDEN;
+void psock_options_read(void);
+/* Inline: the waits read a setting on each call. */
+static inline const struct psock_options *psock_options(void)
+{
+	if (!__atomic_load_n(&psock_opt_read, __ATOMIC_ACQUIRE))
+		psock_options_read();
+	return &psock_opt;
 }
 
 /* ---- table.c; with psock_lock() held (psock_get() also without) ---- */
@@ -212,9 +293,13 @@ void psock_dup(int fd, int newfd);
 /* The UDP socket of ours bound to port udp_port, or NULL. */
 struct psock_conn *psock_udp_find(uint16_t udp_port);
 
-/* ---- conn.c; called with psock_lock() held ---- */
-/* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
-ps_port_t *psock_port(void);
+/* ---- log.c ---- */
+/* One line on stderr with PS_SOCK_DEBUG=1. */
+void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The counts of psock_stats, one line (at exit). */
+void psock_say_stats(void);
+
+/* ---- hosts.c ---- */
 /* The node of a cluster address (network order), or -1; and back. */
 int psock_node_of(in_addr_t a);
 in_addr_t psock_node_addr(unsigned int node);
@@ -222,11 +307,74 @@ in_addr_t psock_node_addr(unsigned int node);
  * PS_SOCK_LOCAL=1 this node for loopback and its own address (the local
  * path, through the node's pool); -1 for others. */
 int psock_node_at(in_addr_t a);
-/* A connection with a peer on node: on this node, waits stop spinning. */
-void psock_local_peer(unsigned int node);
 /* IPv4 address and port of sa (IPv4, or IPv4-mapped IPv6). */
 bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 		   int *port_no);
+
+/* ---- port.c; called with psock_lock() held ---- */
+/* Our port, and the parent's after fork: the message paths read them
+ * on each call. */
+extern ps_port_t *psock_port_ours PSOCK_HIDDEN;	/* opened on first use */
+/* the parent's, ours once it has gone */
+extern ps_port_t *psock_port_heir PSOCK_HIDDEN;
+/* we forked holding ours, and have not used it since */
+extern bool psock_port_touch_due PSOCK_HIDDEN;
+/* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
+ps_port_t *psock_port(void);
+/* A connection with a peer on node: on this node, waits stop spinning. */
+void psock_local_peer(unsigned int node);
+/* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
+ * given up meanwhile; whether a packet or message came. */
+bool psock_port_wait(int timeout_ms);
+/* Whether a wait may spin on the port: we watch the NIC, and no peer on
+ * this node needs our CPU (wait.c).  And whether a packet or message came
+ * within so many tries (ps_port_arrived()). */
+bool psock_port_spins(void);
+bool psock_port_arrived_within(int tries);
+/* The NIC's descriptor to wait on, -1 without one; and the port's
+ * doorbell (messages from this node), -1 without one. */
+int psock_nic_fd(void);
+int psock_bell_fd(void);
+/* Before a sleep on the doorbell (without the lock): true if a message
+ * is queued already, *watch_nic whether to poll the NIC too
+ * (ps_port_sleep()); psock_nic_awake(*watch_nic, rung) after, rung if
+ * the poll said POLLIN on the doorbell. */
+bool psock_nic_sleep(bool *watch_nic);
+void psock_nic_awake(bool watch_nic, bool rung);
+/* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
+int psock_sleep_ms(bool watch_nic);
+/* Whether a sleep now would watch the NIC (ps_port_watches()). */
+bool psock_nic_watches(void);
+/* The process forked: both hold the connections; the child gets the
+ * ones on ports when the parent has gone (psock_claim()). */
+void psock_forked_parent(void);
+void psock_forked_child(void);
+/* Try to adopt the parent's port; true while it still lives, for at most
+ * PSOCK_ADOPT_MS after the fork.  Then the parent's connections on ports
+ * are not the child's (EOPNOTSUPP). */
+#define PSOCK_ADOPT_MS	2000
+bool psock_claim(void);
+/* Our port as it is (never opened here), whether a child of ours may
+ * hold it, and the port taken back after exec (exec.c). */
+ps_port_t *psock_port_now(void);
+bool psock_port_shared(void);
+void psock_port_resumed(ps_port_t *p, bool shared);
+/* The NIC's descriptor (ours or the parent's port): the program's close()
+ * passes it by, as daemons close every descriptor they do not know. */
+bool psock_own_fd(int fd);
+
+/* ---- send.c; with psock_lock() held ---- */
+/* The one message in or out (dispatch.c takes them in here). */
+extern uint8_t psock_msgbuf[PS_PORT_MSG_MAX] PSOCK_HIDDEN;
+/* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		   const struct iovec *iov, int iovcnt, size_t len);
+/* The same for DATA from one buffer (len <= PSOCK_DATA_MAX). */
+int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
+/* Our direction moves to ports: the peer reads tx_kernel bytes first. */
+void psock_switch_tx(struct psock_conn *c);
+
+/* ---- chunk.c; with psock_lock() held ---- */
 /* len bytes at the end of c's chunks (a datagram: from src_node, src_port);
  * false without memory. */
 bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
@@ -235,14 +383,24 @@ bool psock_chunk_add(struct psock_conn *c, const uint8_t *data, size_t len,
  * (read, or its connection gone): never free() one.  With the lock. */
 struct psock_chunk *psock_chunk_new(size_t len);
 void psock_chunk_done(struct psock_chunk *k);
-/* One line on stderr with PS_SOCK_DEBUG=1. */
-void psock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A message of type to c's peer (DATA: len bytes from iov); -1: reset. */
-int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
-		   const struct iovec *iov, int iovcnt, size_t len);
-/* The same for DATA from one buffer (len <= PSOCK_DATA_MAX). */
-int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
-/* A client that has not seen its server's first bytes looks for them. */
+
+/* ---- dispatch.c; with psock_lock() held ---- */
+/* Receive what came over ports and move connections on; or until c
+ * has bytes to read (the rest waits in the NIC for the next call). */
+void psock_pump(void);
+void psock_pump_for(const struct psock_conn *c);
+/* The same, and c's next DATA, if it fits room and none of c's bytes
+ * wait in chunks, goes straight into buf: returns its length (0: none
+ * did).  The caller counts them consumed (the window).  arrived: a
+ * packet just ended a wait, no need to ask whether one came. */
+size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
+		       bool arrived);
+/* psock_pump() when anything came (or a fork left work): cheap if not. */
+void psock_pump_arrived(void);
+
+/* ---- setup.c; with psock_lock() held ---- */
+/* A client that has not seen its server's first bytes checks for them;
+ * a server writes its HELLO if it is due. */
 void psock_decide(int fd, struct psock_conn *c);
 /* The program closes fd (or dup2 replaces it). */
 void psock_close(int fd);
@@ -257,18 +415,7 @@ void psock_accepted(int fd);
 int psock_bind(int fd, const struct sockaddr *addr, socklen_t len);
 /* Whether connect() on fd to addr should go our way: bind it to a marker. */
 bool psock_want_connect(int fd, const struct sockaddr *addr, socklen_t len);
-/* Take in what came over ports and move connections on; or until c
- * has bytes to read (the rest waits in the NIC for the next call). */
-void psock_pump(void);
-void psock_pump_for(const struct psock_conn *c);
-/* The same, and c's next DATA, if it fits room and none of c's bytes
- * wait in chunks, goes straight into buf: returns its length (0: none
- * did).  The caller counts them consumed (the window).  arrived: a
- * packet just ended a wait, no need to look whether one came. */
-size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
-		       bool arrived);
-/* psock_pump() when anything came (or a fork left work): cheap if not. */
-void psock_pump_arrived(void);
+
 /* ---- signal.c: signals that interrupted a wait of this thread ---- */
 struct psock_intr {
 	unsigned long all;		/* handlers run on this thread */
@@ -280,7 +427,7 @@ void psock_intr_mark(struct psock_intr *m);
 /* Since m: 0, PSOCK_INTR_RESTART or PSOCK_INTR. */
 int psock_intr_since(const struct psock_intr *m);
 /* Around a wait with the signal mask of ppoll (NULL: none): what the mask
- * blocks stays blocked while we look (end gives the old mask back, errno
+ * blocks stays blocked while we scan (end gives the old mask back, errno
  * kept); intr marked at the start. */
 struct psock_wait_sig {
 	struct psock_intr intr;
@@ -293,7 +440,7 @@ void psock_wait_end(const struct psock_wait_sig *w);
 /* ---- lock.c: the library's lock ---- */
 /* Not recursive.  A handler of the program's that comes while its thread
  * holds it runs at psock_unlock().  Inline, the way without contention
- * and without handlers put off; lock.c has the rest. */
+ * and without deferred handlers; lock.c has the rest. */
 #define PSOCK_LOCK_WAITERS	0x80000000u	/* someone sleeps on the word */
 extern uint32_t psock_lock_word;	/* 0 free, else owner's tid | WAITERS */
 extern __thread uint32_t psock_tid __attribute__((tls_model("initial-exec")));
@@ -325,7 +472,7 @@ static inline void psock_unlock(void)
 /* In a fork child, first. */
 void psock_lock_forked(void);
 /* From signal.c's handler, with the program's action: true if the signal
- * was put off until this thread gives the lock up (then return at once). */
+ * was deferred until this thread gives the lock up (then return at once). */
 bool psock_lock_defers(int sig, siginfo_t *si, void *uc,
 		       const struct sigaction *act);
 /* signal.c: the program's handler act for sig, counted as a wait's
@@ -335,57 +482,11 @@ void psock_signal_run(int sig, siginfo_t *si, void *uc,
 /* Whether handlers wait for this thread's psock_unlock(). */
 bool psock_lock_deferred(void);
 /* Around an exec made with the lock held: handlers run at once, and those
- * put off run before it (the new image would keep them blocked). */
+ * deferred run before it (the new image would keep them blocked). */
 void psock_lock_exec(bool execing);
 /* signal.c: this is a vfork child (it shares the parent's memory). */
 bool psock_vfork_child(void);
 
-/* Sleep on the NIC (ps_port_wait), at most timeout_ms, with the lock
- * given up meanwhile; whether a packet or message came. */
-bool psock_port_wait(int timeout_ms);
-/* Whether a wait may spin on the port: we watch the NIC, and no peer on
- * this node needs our CPU (wait.c).  And whether a packet or message came
- * within so many looks (ps_port_arrived()). */
-bool psock_port_spins(void);
-bool psock_port_stirs(int looks);
-/* An empty poll(), select() or epoll_wait() without a timeout: if this
- * thread spins in them, a short stall on the NIC; whether it stalled.
- * psock_idle_reset() after a call that found something or could wait. */
-bool psock_idle_stall(bool in_epoll);
-void psock_idle_reset(void);
-/* The NIC's descriptor to wait on, -1 without one; and the port's
- * doorbell (messages from this node), -1 without one. */
-int psock_nic_fd(void);
-int psock_bell_fd(void);
-/* Before a sleep on the doorbell (without the lock): true if a message
- * is queued already, *watch_nic whether to poll the NIC too
- * (ps_port_sleep()); psock_nic_awake(*watch_nic, rung) after, rung if
- * the poll said POLLIN on the doorbell. */
-bool psock_nic_sleep(bool *watch_nic);
-void psock_nic_awake(bool watch_nic, bool rung);
-/* The longest sleep after psock_nic_sleep() (ps_port_sleep_ms()). */
-int psock_sleep_ms(bool watch_nic);
-/* Whether a sleep now would watch the NIC (ps_port_watches()). */
-bool psock_nic_watches(void);
-/* The process forked: both hold the connections; the child gets the
- * ones on ports when the parent has gone (psock_claim()). */
-void psock_forked_parent(void);
-void psock_forked_child(void);
-/* Try to adopt the parent's port; true while it still lives, for at most
- * PSOCK_ADOPT_MS after the fork.  Then the parent's connections on ports
- * are not the child's (EOPNOTSUPP). */
-#define PSOCK_ADOPT_MS	2000
-bool psock_claim(void);
-/* Our port as it is (never opened here), whether a child of ours may
- * hold it, and the port taken back after exec (exec.c). */
-ps_port_t *psock_port_now(void);
-bool psock_port_shared(void);
-void psock_port_resumed(ps_port_t *p, bool shared);
-/* exec.c: the new image takes back what the old one kept (PSOCK_EXEC). */
-void psock_exec_resume(void);
-/* The NIC's descriptor (ours or the parent's port): the program's close()
- * passes it by, as daemons close every descriptor they do not know. */
-bool psock_own_fd(int fd);
 
 /* ---- alive.c; with psock_lock() held ---- */
 /* c's data goes over ports now: its kernel connection watches the peer. */
@@ -403,7 +504,7 @@ ssize_t psock_recv(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
 ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 		   int iovcnt, int flags);
-/* The same for one buffer (read, recv, write, send): shorter ways. */
+/* The same for one buffer (read, recv, write, send): the fast paths. */
 ssize_t psock_recv_buf(int fd, struct psock_conn *c, void *buf, size_t len,
 		       int flags);
 ssize_t psock_send_buf(int fd, struct psock_conn *c, const void *buf,
@@ -413,7 +514,7 @@ int psock_shutdown(int fd, struct psock_conn *c, int how);
  * kernel answers (before the peer's switch, or not ours after all). */
 int psock_unread(int fd, struct psock_conn *c);
 /* The kernel stream ended and the grace for the ports FIN still runs:
- * no file wakes us when it is over (look again soon). */
+ * no file wakes us when it is over (check again soon). */
 bool psock_eof_pending(const struct psock_conn *c);
 /*
  * poll() revents of connection c for events from our state; -1 if the
@@ -445,11 +546,16 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  const uint8_t *data, size_t len);
 
 /* ---- wait.c ---- */
+/* An empty poll(), select() or epoll_wait() without a timeout: if this
+ * thread spins in them, a short stall on the NIC; whether it stalled.
+ * psock_idle_reset() after a call that found something or could wait. */
+bool psock_idle_stall(bool in_epoll);
+void psock_idle_reset(void);
 /*
  * poll() over fds that may include ours; timeout_ms as poll's.  mask
  * (NULL: none): the signal mask of the wait, as ppoll's: the kernel's
  * sleeps take it atomically, and a signal it lets through that came
- * while we looked at the NIC is taken with it, then EINTR.
+ * while we checked the NIC is taken with it, then EINTR.
  */
 int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	       const sigset_t *mask);
@@ -471,7 +577,7 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 		int64_t *deadline_ms);
 /*
  * The same for a blocking read that only a message over ports can end:
- * one wait on the port itself (at most PS_PORT_POLL_MS), then look again;
+ * one wait on the port itself (at most PS_PORT_POLL_MS), then check again;
  * 1 when a packet ended it.
  * The call's first such wait reads no clock: SO_RCVTIMEO counts from the
  * next, so it ends at most PS_PORT_POLL_MS late.
@@ -482,6 +588,10 @@ bool psock_nonblocking(int fd, struct psock_conn *c, int flags);
 /* fd's flags or options may have changed: ask the kernel again.  Takes
  * no lock (fcntl() and setsockopt() are async-signal-safe). */
 void psock_opts_changed(int fd);
+
+/* ---- exec.c ---- */
+/* The new image takes back what the old one kept (PSOCK_EXEC). */
+void psock_exec_resume(void);
 
 /* ---- epoll.c; the lock held in ctl and closed, taken in wait ---- */
 struct epoll_event;

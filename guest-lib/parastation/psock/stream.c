@@ -23,15 +23,15 @@
 
 static bool rx_on_kernel(const struct psock_conn *c)
 {
-	return c->undecided || !c->rx_switch || c->rx_kernel < c->rx_limit;
+	return c->state == PSOCK_UNDECIDED || c->rx_state != PSOCK_RX_PORTS;
 }
 
-/* Only a message over ports can change what a read finds, and a wait
- * has no end but that (psock_sleep_ports()). */
+/* Only a message over ports can change what a read finds, so a wait
+ * needs to watch nothing else (psock_sleep_ports()). */
 static bool rx_waits_on_port(const struct psock_conn *c)
 {
-	return !rx_on_kernel(c) && !c->eof_ms && !c->stirred &&
-	       !c->inherited && psock_port_now();
+	return !rx_on_kernel(c) && !c->eof_ms && !c->kernel_woke &&
+	       c->state != PSOCK_INHERITED && psock_port_now();
 }
 
 /* The kernel stream after the peer's switch: only its end can come. */
@@ -41,9 +41,9 @@ static void watch_kernel_end(int fd, struct psock_conn *c)
 	ssize_t n;
 
 	/* only once the kernel said something: a system call costs */
-	if (c->eof_ms || c->reset || !c->stirred)
+	if (c->eof_ms || c->reset || !c->kernel_woke)
 		return;
-	c->stirred = false;
+	c->kernel_woke = false;
 	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0) {
 		c->eof_ms = psock_ms_now();
@@ -164,7 +164,7 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
 			    .msg_iovlen = iovcnt };
 	ssize_t n;
 
-	if (c->rx_switch) {
+	if (c->rx_state != PSOCK_RX_KERNEL) {
 		uint64_t left = c->rx_limit - c->rx_kernel;
 		int k;
 
@@ -178,14 +178,18 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
 		m.msg_iovlen = k;
 	}
 	n = sys_recvmsg(fd, &m, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
-	if (n > 0 && !(flags & MSG_PEEK))
+	if (n > 0 && !(flags & MSG_PEEK)) {
 		c->rx_kernel += n;
+		if (c->rx_state == PSOCK_RX_KERNEL_LEFT &&
+		    c->rx_kernel >= c->rx_limit)
+			c->rx_state = PSOCK_RX_PORTS;
+	}
 	if (n == 0 && iov_total(iov, iovcnt)) {
 		/* the peer's SWITCH, its data and FIN may still be on the way */
 		if (!c->eof_ms)
 			c->eof_ms = psock_ms_now();
 		if (psock_ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS &&
-		    !c->rx_switch && !c->reset) {
+		    c->rx_state == PSOCK_RX_KERNEL && !c->reset) {
 			errno = EAGAIN;
 			return -1;
 		}
@@ -197,15 +201,15 @@ static ssize_t rx_kernel(int fd, struct psock_conn *c,
  * The steady state of a connection's reading side: the peer's data comes
  * over ports, nothing of the kernel stream is due, and no end, reset or
  * word from the kernel socket has come.  A read into one buffer then
- * takes a short way (recv_steady()): what recv_loop() does
+ * takes a fast path (recv_steady()): what recv_loop() does
  * in this state, in fewer steps, and the message straight into the
- * reader's buffer.  A wake is on the way of every message.
+ * reader's buffer.  Every message there costs a wakeup.
  */
 static __always_inline bool rx_steady(const struct psock_conn *c)
 {
-	return !rx_on_kernel(c) && !c->hello_due && !c->kernel_only &&
-	       !c->inherited && !c->fin_got && !c->reset && !c->eof_ms &&
-	       !c->stirred && psock_port_now();
+	return c->state == PSOCK_OURS && c->rx_state == PSOCK_RX_PORTS &&
+	       !c->fin_got && !c->reset && !c->eof_ms && !c->kernel_woke &&
+	       psock_port_now();
 }
 
 #define NOT_STEADY	(-2)
@@ -247,22 +251,22 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 	  size_t want, int flags, int64_t *deadline)
 {
 	size_t done = 0;
-	bool peek = flags & MSG_PEEK, looked = false;
+	bool peek = flags & MSG_PEEK, scanned = false;
 	ssize_t n;
 
 	for (;;) {
-		if (!looked)	/* a wake took in just now (look()) */
+		if (!scanned)	/* the wait has just received (psock_poll) */
 			psock_pump_for(c);
-		looked = false;
+		scanned = false;
 		psock_decide(fd, c);
-		if (c->inherited && psock_claim())
+		if (c->state == PSOCK_INHERITED && psock_claim())
 			goto wait;
-		if (c->kernel_only || c->inherited)
+		if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED)
 			break;
 		if (!want)
 			return 0;
 		/* what came before a reset is still read first */
-		if (rx_on_kernel(c) && !c->undecided) {
+		if (rx_on_kernel(c) && c->state != PSOCK_UNDECIDED) {
 			struct iovec part[UIO_MAXIOV];
 			int k = iov_from(iov, iovcnt, done, part);
 
@@ -278,7 +282,7 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 				return done;
 			if (errno != EAGAIN)
 				return done ? (ssize_t)done : -1;
-		} else if (!c->undecided && c->rx_bytes) {
+		} else if (c->state != PSOCK_UNDECIDED && c->rx_bytes) {
 			done += rx_copy(c, iov, iovcnt, done, peek);
 			if (done == want || !(flags & MSG_WAITALL) || peek)
 				return done;
@@ -288,7 +292,8 @@ recv_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			errno = ECONNRESET;
 			return done ? (ssize_t)done : -1;
 		}
-		if (!c->undecided && !rx_on_kernel(c) && rx_ended(fd, c)) {
+		if (c->state != PSOCK_UNDECIDED && !rx_on_kernel(c) &&
+		    rx_ended(fd, c)) {
 			if (c->reset) {
 				errno = ECONNRESET;
 				return done ? (ssize_t)done : -1;
@@ -304,14 +309,14 @@ wait:
 		}
 		STAT(ST_RECV_WAIT);
 		/* psock_nonblocking() has asked for the timeout */
-		looked = !rx_waits_on_port(c);
-		n = looked ? psock_sleep(fd, c, POLLIN, deadline) :
+		scanned = !rx_waits_on_port(c);
+		n = scanned ? psock_sleep(fd, c, POLLIN, deadline) :
 			     psock_sleep_ports(fd, c, deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
 	}
 	/* not ours after all (or not in this process): the kernel's */
-	if (c->inherited) {
+	if (c->state == PSOCK_INHERITED) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
@@ -359,8 +364,8 @@ int psock_unread(int fd, struct psock_conn *c)
 
 	psock_pump();
 	psock_decide(fd, c);
-	if (c->kernel_only || c->inherited || c->undecided ||
-	    (rx_on_kernel(c) && !c->rx_switch))
+	if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED ||
+	    c->state == PSOCK_UNDECIDED || c->rx_state == PSOCK_RX_KERNEL)
 		return -1;
 	/* the kernel's bytes up to the switch, then ours */
 	if (rx_on_kernel(c) && !syscall(SYS_ioctl, fd, FIONREAD, &k) &&
@@ -381,24 +386,26 @@ static ssize_t epipe(int flags)
 /*
  * The steady state of the sending side: on ports, no end and no reset
  * known.  A write that fits the window and one message (tx_fits()) then
- * takes a short way: the message first, then a look at what came
- * in (a reset, a window), off the message's way.  A reset that came just
+ * takes a fast path: the message first, then a check of what came
+ * in (a reset, a window), after the message has gone.  A reset that came just
  * before shows at the next call, as a kernel RST that crosses a write.
  */
 static bool tx_steady(const struct psock_conn *c)
 {
-	return c->tx_ports && !c->reset && !c->fin_sent && !c->inherited &&
-	       !c->kernel_only && !c->hello_due;
+	/* an undecided client has sent no SWITCH, so is not on ports:
+	 * the state test need only keep out the others */
+	return c->tx_state == PSOCK_TX_PORTS && !c->reset &&
+	       (c->state == PSOCK_OURS || c->state == PSOCK_UNDECIDED);
 }
 
-/* A write of want bytes that takes the short way. */
+/* Whether a write of want bytes takes the fast path. */
 static inline bool tx_fits(const struct psock_conn *c, size_t want)
 {
 	return tx_steady(c) && want && want <= PSOCK_DATA_MAX &&
 	       c->tx_sent - c->tx_acked <= PSOCK_WINDOW - want;
 }
 
-/* Its message went: then a look at what came. */
+/* Its message went: then a check of what came. */
 static ssize_t sent_steady(struct psock_conn *c, size_t want)
 {
 	c->tx_sent += want;
@@ -413,22 +420,22 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 {
 	size_t done = 0;
 	struct iovec part[UIO_MAXIOV];
-	bool looked = false;
+	bool scanned = false;
 	int64_t deadline = 0;	/* of SO_SNDTIMEO (psock_sleep()) */
 	ssize_t n;
 
 	for (;;) {
-		if (!looked)	/* a wake took in just now (look()) */
+		if (!scanned)	/* the wait has just received (psock_poll) */
 			psock_pump();
-		looked = false;
+		scanned = false;
 		psock_decide(fd, c);
-		if (c->inherited && psock_claim())
+		if (c->state == PSOCK_INHERITED && psock_claim())
 			goto wait;
-		if (c->inherited) {
+		if (c->state == PSOCK_INHERITED) {
 			errno = EOPNOTSUPP;
 			return -1;
 		}
-		if (c->kernel_only) {
+		if (c->state == PSOCK_KERNEL) {
 			struct msghdr m = { .msg_iov = (struct iovec *)iov,
 					    .msg_iovlen = iovcnt };
 
@@ -437,7 +444,7 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			psock_lock();
 			return n;
 		}
-		if (!c->tx_ports) {
+		if (!psock_tx_on_ports(c)) {
 			/* before the switch: counted, never blocking here */
 			struct msghdr m = { .msg_iov = part };
 
@@ -452,11 +459,11 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			if (done == want || (done && psock_nonblocking(fd, c, flags)))
 				return done;
 		}
-		if (c->tx_ports && c->reset)
+		if (psock_tx_on_ports(c) && c->reset)
 			return done ? (ssize_t)done : epipe(flags);
-		if (c->tx_ports && c->fin_sent)
+		if (c->tx_state == PSOCK_TX_PORTS_SHUT)
 			return epipe(flags);
-		while (c->tx_ports && done < want &&
+		while (psock_tx_on_ports(c) && done < want &&
 		       c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
 			size_t room = PSOCK_WINDOW - (c->tx_sent - c->tx_acked);
 			size_t len = want - done;
@@ -481,7 +488,7 @@ wait:
 		n = psock_sleep(fd, c, POLLOUT, &deadline);
 		if (n < 0)
 			return n == -1 && done ? (ssize_t)done : -1;
-		looked = true;
+		scanned = true;
 	}
 }
 
@@ -515,10 +522,12 @@ ssize_t psock_send(int fd, struct psock_conn *c, const struct iovec *iov,
 int psock_shutdown(int fd, struct psock_conn *c, int how)
 {
 	psock_pump();
-	if ((how == SHUT_WR || how == SHUT_RDWR) && !c->fin_sent &&
-	    !c->kernel_only) {
-		c->fin_sent = true;
-		if (c->tx_ports)
+	if ((how == SHUT_WR || how == SHUT_RDWR) && !psock_tx_shut(c) &&
+	    c->state != PSOCK_KERNEL) {
+		bool ports = psock_tx_on_ports(c);
+
+		c->tx_state = ports ? PSOCK_TX_PORTS_SHUT : PSOCK_TX_KERNEL_SHUT;
+		if (ports)
 			psock_msg_send(c, PSOCK_FIN, c->tx_sent, NULL, 0, 0);
 	}
 	return sys_shutdown(fd, how);
@@ -532,20 +541,20 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 	if (c->dgram)
 		return psock_udp_events(c, events, watch, pass);
 	psock_decide(fd, c);
-	if (c->inherited && psock_claim()) {
-		*watch = 0;		/* the parent's port still: look again */
+	if (c->state == PSOCK_INHERITED && psock_claim()) {
+		*watch = 0;		/* the parent's port still: ask again */
 		*pass = POLLERR | POLLHUP;
 		return 0;
 	}
-	if (c->kernel_only || c->inherited)
+	if (c->state == PSOCK_KERNEL || c->state == PSOCK_INHERITED)
 		return -1;		/* the kernel answers for it */
 	*watch = 0;
 	*pass = POLLERR | POLLHUP;
 	if (events & POLLIN) {
-		if (c->undecided) {
-			*watch |= POLLIN;	/* the HELLO, or not: look again */
+		if (c->state == PSOCK_UNDECIDED) {
+			*watch |= POLLIN;	/* the HELLO, or not: ask again */
 		} else if (rx_on_kernel(c)) {
-			if (c->rx_switch || !c->eof_ms) {
+			if (c->rx_state != PSOCK_RX_KERNEL || !c->eof_ms) {
 				*watch |= POLLIN;
 				*pass |= POLLIN;
 			} else if (c->reset ||
@@ -555,14 +564,14 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		} else if (c->rx_bytes || rx_ended(fd, c) || c->reset) {
 			rev |= POLLIN;
 		} else if (!c->eof_ms) {
-			*watch |= POLLIN | POLLRDHUP;	/* its end: look again */
+			*watch |= POLLIN | POLLRDHUP;	/* its end: ask again */
 		}
 	}
 	if (events & POLLOUT) {
-		if (!c->tx_ports) {
+		if (!psock_tx_on_ports(c)) {
 			*watch |= POLLOUT;
 			*pass |= POLLOUT;
-		} else if (c->reset || c->fin_sent ||
+		} else if (c->reset || psock_tx_shut(c) ||
 			   c->tx_sent - c->tx_acked < PSOCK_WINDOW) {
 			rev |= POLLOUT;
 		}
@@ -571,7 +580,7 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 		rev |= POLLERR;
 	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
 		rev |= POLLRDHUP;
-	if (c->fin_got && c->fin_sent && !c->rx_bytes)
+	if (c->fin_got && psock_tx_shut(c) && !c->rx_bytes)
 		rev |= POLLHUP;
 	return rev;
 }

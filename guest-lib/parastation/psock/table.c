@@ -130,7 +130,7 @@ struct psock_conn *psock_udp_find(uint16_t udp_port)
 {
 	for (uint32_t i = 0; i < nconns; i++)
 		if (conns[i] && conns[i]->dgram &&
-		    conns[i]->udp_port == udp_port)
+		    conns[i]->udp.port == udp_port)
 			return conns[i];
 	return NULL;
 }

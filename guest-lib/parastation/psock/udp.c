@@ -97,7 +97,7 @@ static int bind_ours(int fd, struct sockaddr_storage *a, socklen_t len)
 		if (!c)
 			return 1;	/* bound all the same: the kernel's */
 		c->dgram = true;
-		c->udp_port = mark;
+		c->udp.port = mark;
 		if (!psock_fd_set(fd, c))
 			psock_conn_free(c);
 		psock_say("udp %u: bound, ports port %d", mark,
@@ -148,10 +148,10 @@ void psock_udp_connect(struct psock_conn *c, const struct sockaddr *to,
 {
 	int port_no = 0;
 
-	c->udp_peer = 0;
+	c->udp.peer = 0;
 	if (to && to->sa_family != AF_UNSPEC &&
-	    psock_ipv4_of(to, len, &c->udp_peer, &port_no))
-		c->udp_peer_port = port_no;
+	    psock_ipv4_of(to, len, &c->udp.peer, &port_no))
+		c->udp.peer_port = port_no;
 }
 
 ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
@@ -160,14 +160,14 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 {
 	ps_port_t *port;
 	struct psock_conn peer = { 0 };
-	in_addr_t a = c->udp_peer;
-	int port_no = c->udp_peer_port, node;
+	in_addr_t a = c->udp.peer;
+	int port_no = c->udp.peer_port, node;
 	size_t len = 0;
 
 	/* while our parent has the port its marker names: the kernel */
-	if (c->inherited)
+	if (c->state == PSOCK_INHERITED)
 		psock_claim();
-	port = c->inherited ? NULL : psock_port();
+	port = c->state == PSOCK_INHERITED ? NULL : psock_port();
 	if (to && !psock_ipv4_of(to, tolen, &a, &port_no))
 		a = 0;
 	for (int i = 0; i < iovcnt; i++)
@@ -186,10 +186,10 @@ ssize_t psock_udp_send(int fd, struct psock_conn *c, const struct iovec *iov,
 	peer.peer_node = node;
 	peer.peer_port = heard_port(node, port_no);
 	peer.peer_conn = port_no;
-	peer.id = c->udp_port;
+	peer.id = c->udp.port;
 	peer.kfd = fd;
 	if (psock_msg_send(&peer, PSOCK_DGRAM, a, iov, iovcnt, len))
-		c->udp_dropped++;
+		c->udp.dropped++;
 	return len;
 }
 
@@ -201,17 +201,17 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 
 	heard_from(node, src, fport);
 	psock_local_peer(node);
-	if (!c || (c->udp_peer && (psock_node_at(c->udp_peer) != (int)node ||
-				   c->udp_peer_port != src)))
+	if (!c || (c->udp.peer && (psock_node_at(c->udp.peer) != (int)node ||
+				   c->udp.peer_port != src)))
 		return;		/* a connected socket takes only its peer's */
-	if (!c->udp_heard) {	/* once per socket, for PS_SOCK_DEBUG */
-		c->udp_heard = true;
+	if (!c->udp.heard) {	/* once per socket, for PS_SOCK_DEBUG */
+		c->udp.heard = true;
 		psock_say("udp %u: datagrams over ports, the first from node %u",
-			  c->udp_port, node);
+			  c->udp.port, node);
 	}
 	if (c->rx_bytes + len > PSOCK_UDP_QUEUE ||
 	    !psock_chunk_add(c, data, len, node, src)) {
-		c->udp_dropped++;
+		c->udp.dropped++;
 	} else {	/* the source the kernel would give: loopback to loopback */
 		c->tail->src_lo = (ntohl(sent_to) >> 24) == 127;
 		c->news_in++;

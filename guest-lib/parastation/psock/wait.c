@@ -6,7 +6,7 @@
  * and what our connections still need from the kernel (set-up bytes, the
  * end of the stream), from the kernel.  When nothing is ready we sleep on
  * all of those, on our port's doorbell (rung when another process of the
- * node takes in our message) and on the NIC; or, while another process
+ * node receives our message) and on the NIC; or, while another process
  * of the node watches the NIC for us, without the NIC and for at most
  * PS_PORT_BELL_MS (ports_kick.c).  When only our connections are waited
  * on and we watch the NIC, the wait of the ports layer is used instead:
@@ -67,8 +67,8 @@ static uint64_t fd_set_digest(const struct pollfd *kfds, nfds_t n)
  */
 #define SPIN_KERNEL_US	100
 
-static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
-			    nfds_t n, int ready, bool no_wait)
+static bool kernel_ask_due(const struct pollfd *kfds, const short *pass,
+			   nfds_t n, int ready, bool no_wait)
 {
 	int64_t after = PS_PORT_POLL_MS * 1000;
 
@@ -86,35 +86,26 @@ static bool kernel_look_due(const struct pollfd *kfds, const short *pass,
 
 /*
  * A spin on the port before a sleep in the kernel, as Linux's busy_poll
- * does.  A sleep that a packet ends costs an interrupt, a wake and a
- * switch: in lock-step about 22 us, more than a ports message.  Programs
- * that wait on kernel fds beside ours (PVM's select() over its daemon's
- * socket, Open MPI's poll()) sleep there, not in the stall of ports.  So
- * while this thread's recent waits were short, it looks at the port for
- * up to twice their mean (at least SPIN_MIN_US, at most PS_SOCK_SPIN_US,
- * default SPIN_MAX_US; 0: never), after the kernel was asked: its fds'
- * news waits that long.  Never while another process watches the NIC for
+ * does.  A sleep that a packet ends costs an interrupt, a wakeup and a
+ * switch, more than a ports message (docs/psock.md, "Waiting", has the
+ * figures).  Programs that wait on kernel fds beside ours (PVM's select()
+ * over its daemon's socket, Open MPI's poll()) sleep there, not in the
+ * stall of ports.  So while this thread's recent waits were short, it
+ * checks the port for up to twice their mean (at least SPIN_MIN_US, at
+ * most PS_SOCK_SPIN_US, default PSOCK_SPIN_US_DEFAULT; 0: never), after
+ * the kernel was asked: its fds' news waits that long.  Never while another process watches the NIC for
  * us, nor beside a peer on this node, which needs our CPU.
  */
-#define SPIN_MAX_US	500
 #define SPIN_MIN_US	50
-#define SPIN_LOOKS	8	/* ps_port_arrived() calls per clock read */
+#define SPIN_TRIES	8	/* ps_port_arrived() calls per clock read */
 
-static int spin_max_us = -1;
 static __thread int64_t wait_mean_us;	/* recent waits, 1/4 weight */
 
 static int spin_us(void)
 {
-	int64_t us;
+	int spin_max_us = psock_options()->spin_max_us;
+	int64_t us = 2 * wait_mean_us;
 
-	if (spin_max_us < 0) {
-		const char *e = getenv("PS_SOCK_SPIN_US");
-
-		spin_max_us = e ? atoi(e) : SPIN_MAX_US;
-		if (spin_max_us < 0)
-			spin_max_us = 0;
-	}
-	us = 2 * wait_mean_us;
 	if (!spin_max_us || us > spin_max_us || !psock_port_spins())
 		return 0;
 	if (us < SPIN_MIN_US)
@@ -125,18 +116,18 @@ static int spin_us(void)
 /* A wait of this thread lasted us: a long one stops the spinning. */
 static void waited(int64_t us)
 {
-	if (us > 4 * SPIN_MAX_US)
-		us = 4 * SPIN_MAX_US;
+	if (us > 4 * PSOCK_SPIN_US_DEFAULT)
+		us = 4 * PSOCK_SPIN_US_DEFAULT;
 	wait_mean_us += (us - wait_mean_us) / 4;
 }
 
-/* Look at the port for up to us; whether something came, *t when. */
+/* Check the port for up to us; whether something came, *t when. */
 static bool spin(int us, int64_t *t)
 {
 	int64_t t0 = us_now();
 
 	for (;;) {
-		bool got = psock_port_stirs(SPIN_LOOKS);
+		bool got = psock_port_arrived_within(SPIN_TRIES);
 
 		*t = us_now();
 		if (got || *t - t0 >= us)
@@ -150,7 +141,7 @@ static bool spin(int us, int64_t *t)
  * loop).  On the emulator its CPU takes the host's time from the fabric
  * and the other node, which bring what it waits for.  So once IDLE_CALLS
  * such calls came within IDLE_CALLS * the gap (PS_SOCK_IDLE_GAP_US,
- * default IDLE_GAP_US; 0: never), while the port may
+ * default PSOCK_IDLE_GAP_US_DEFAULT; 0: never), while the port may
  * spin and no other task of the node waits for a CPU, each further empty
  * one stalls on the NIC: one WAIT read, which a packet ends at once, else
  * the card's wait-timeout-us (2 ms).  That goes on while the calls keep
@@ -158,12 +149,10 @@ static bool spin(int us, int64_t *t)
  * news waits one stall.
  */
 #define IDLE_CALLS	32
-#define IDLE_GAP_US	20
 #define IDLE_STALL_MS	1	/* rounded up to one WAIT read */
-#define IDLE_RECHECK	8	/* stalls between looks at the node's CPUs */
-#define IDLE_BACKOFF	(8 * IDLE_CALLS)	/* calls after a busy look */
+#define IDLE_RECHECK	8	/* stalls between readings of the node's load */
+#define IDLE_BACKOFF	(8 * IDLE_CALLS)	/* calls after a busy reading */
 
-static int idle_gap_us = -1;
 static __thread int idle_calls;
 static __thread unsigned int idle_stalls;
 static __thread int64_t idle_since_us, idle_last_us;
@@ -204,14 +193,9 @@ void psock_idle_reset(void)
 /* Whether this empty call goes on a spin: see above.  Keeps errno. */
 static bool idle_spins(void)
 {
-	int64_t now, window;
+	int64_t now;
+	int64_t window = (int64_t)IDLE_CALLS * psock_options()->idle_gap_us;
 
-	if (idle_gap_us < 0) {
-		const char *e = getenv("PS_SOCK_IDLE_GAP_US");
-
-		idle_gap_us = e && atoi(e) >= 0 ? atoi(e) : IDLE_GAP_US;
-	}
-	window = (int64_t)IDLE_CALLS * idle_gap_us;
 	if (!window)
 		return false;
 	if (!idle_spinning) {
@@ -260,7 +244,7 @@ bool psock_idle_stall(bool in_epoll)
 	return stall;
 }
 
-/* Whether any of the fds is ours (look()'s pass). */
+/* Whether any of the fds is ours (scan()'s pass). */
 static bool any_ours(const short *pass, nfds_t n)
 {
 	for (nfds_t i = 0; i < n; i++)
@@ -270,12 +254,12 @@ static bool any_ours(const short *pass, nfds_t n)
 }
 
 /*
- * One look at every fd; kfds gets what to ask the kernel, pass which of
+ * One pass over every fd; kfds gets what to ask the kernel, pass which of
  * its answers count as the program's (for our fds, -1 for others).
  * Returns how many fds are ready from our state alone.
  */
-static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
-		short *pass, bool *only_ours, bool *soon, bool stirred)
+static int scan(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
+		short *pass, bool *only_ours, bool *soon, bool kernel_woke)
 {
 	int ready = 0;
 
@@ -288,9 +272,9 @@ static int look(struct pollfd *fds, nfds_t n, struct pollfd *kfds,
 		short watch, rev;
 
 		/* the last sleep's answer for a file we watched for ourselves */
-		if (c && stirred && pass[i] >= 0 &&
+		if (c && kernel_woke && pass[i] >= 0 &&
 		    (kfds[i].revents & ~pass[i]))
-			c->stirred = true;
+			c->kernel_woke = true;
 
 		kfds[i] = (struct pollfd){ .fd = fds[i].fd };
 		fds[i].revents = 0;
@@ -364,10 +348,10 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		}
 	}
 	psock_wait_begin(&sig, mask);
-	for (bool stirred = false, spun = false, stalled = false;;) {
+	for (bool kernel_woke = false, spun = false, stalled = false;;) {
 		bool only_ours, soon, sleeping = false;
-		int ready = look(fds, n, kfds, pass, &only_ours, &soon,
-				 stirred);
+		int ready = scan(fds, n, kfds, pass, &only_ours, &soon,
+				 kernel_woke);
 		int wait = ready || !timeout_ms ? 0 : PS_PORT_POLL_MS, nic_wait;
 		int spin_for = 0;
 		int nic = psock_nic_fd();
@@ -383,7 +367,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		 * a spin, below; a sleep when that found nothing */
 		if (wait && nic >= 0 && !only_ours && !spun)
 			spin_for = spin_us();
-		if (spin_for && spin_end) {	/* a spin of this call stirred */
+		if (spin_for && spin_end) {	/* this call spun before */
 			int64_t left = spin_end - us_now();
 
 			spin_for = left > 0 ? (int)left : 0;
@@ -396,7 +380,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			wait = 0;
 		} else if (wait && nic >= 0 && !only_ours) {
 			sleeping = true;
-			/* a doorbell rings for what others take in for us */
+			/* a doorbell rings for what others receive for us */
 			wait = psock_nic_sleep(&watch) ? 0 : psock_sleep_ms(watch);
 		}
 		if (soon && wait > PS_PORT_POLL_MS)
@@ -426,13 +410,13 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		if (wait)
 			STAT(ST_POLL_SLEEP);
 		if (!wait && kn == n &&
-		    !kernel_look_due(kfds, pass, n, ready, !timeout_ms)) {
+		    !kernel_ask_due(kfds, pass, n, ready, !timeout_ms)) {
 			STAT(ST_POLL_UNASKED);
 			for (nfds_t i = 0; i < n; i++)
 				kfds[i].revents = 0;
 			ret = 0;
 		} else if (wait && psock_intr_since(&sig.intr)) {
-			errno = EINTR;	/* a handler ran as we looked */
+			errno = EINTR;	/* a handler ran during the scan */
 			ret = -1;
 		} else {
 			if (wait && !since)
@@ -448,7 +432,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		if (ret < 0)
 			break;
 		ret = 0;
-		stirred = false;
+		kernel_woke = false;
 		for (nfds_t i = 0; i < n; i++) {
 			short got = kfds[i].revents;
 
@@ -456,13 +440,13 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 				fds[i].revents = got;
 			} else {
 				fds[i].revents |= got & (pass[i] | POLLNVAL);
-				stirred |= !!(got & ~pass[i]);
+				kernel_woke |= !!(got & ~pass[i]);
 			}
 			ret += !!fds[i].revents;
 		}
 		if (ret)
 			break;
-		if (stirred)		/* look at what the kernel said */
+		if (kernel_woke)	/* check what the kernel said */
 			continue;
 		if (nic_wait || spin_for) {	/* a wait outside the kernel */
 			/* a signal the mask lets through is due, before; a
@@ -492,12 +476,12 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 				ret = -1;
 				break;
 			}
-			continue;	/* look again */
+			continue;	/* scan again */
 		}
 		if (!timeout_ms && !stalled && !mask && nic >= 0 &&
 		    any_ours(pass, n) && psock_idle_stall(false)) {
 			stalled = true;
-			continue;	/* look again, once */
+			continue;	/* scan again, once */
 		}
 		if (!timeout_ms)
 			break;
@@ -527,7 +511,7 @@ static void conn_opts(int fd, struct psock_conn *c)
 	socklen_t len;
 	int fl;
 
-	if (c->opts_gen == gen && !c->shared && !c->inherited)
+	if (c->opts_gen == gen && !c->shared && c->state != PSOCK_INHERITED)
 		return;
 	fl = sys_fcntl(fd, F_GETFL, 0);
 	c->nonblock = fl < 0 || (fl & O_NONBLOCK);	/* EBADF: no wait */
@@ -562,11 +546,12 @@ void psock_opts_changed(int fd)
 }
 
 /*
- * Without poll()'s looks, a wake costs what a ports message costs.  The
- * kernel socket is asked whether it ended after a wait that no packet
- * ended, and after every KERNEL_LOOK_WAITS waits.
+ * A wait on the port asks no kernel file, so its wakeup costs only what
+ * a ports message costs.  The kernel socket is asked whether it ended
+ * after a wait that no packet ended, and after every KERNEL_ASK_WAITS
+ * waits.
  */
-#define KERNEL_LOOK_WAITS	64
+#define KERNEL_ASK_WAITS	64
 
 /* What is left of a call's timeout_ms (-1: none, then -1) that ends at
  * *deadline_ms, set at its first clock read (<= 0 before); 0 once it has
@@ -587,7 +572,7 @@ static int time_left(int timeout_ms, int64_t *deadline_ms)
  * The same for a wait on the port: the call's first such wait reads no
  * clock (*deadline_ms becomes DEADLINE_UNREAD), the second starts the
  * timeout.  A packet ends most first waits, and a clock read costs as
- * much as the rest of a wake; a timeout ends at most that first wait
+ * much as the rest of a wakeup; a timeout ends at most that first wait
  * (PS_PORT_POLL_MS) late, never early.
  */
 #define DEADLINE_UNREAD	(-1)
@@ -617,7 +602,7 @@ static bool intr_ends(const struct psock_intr *m, int timeout_ms)
 }
 
 /* inline in stream.c's steady read, with link-time optimisation
- * (mk/ps-lib.mk): a wake is on the way of every message */
+ * (mk/ps-lib.mk): every message there costs a wakeup */
 __always_inline int
 psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 {
@@ -638,11 +623,11 @@ psock_sleep_ports(int fd, struct psock_conn *c, int64_t *deadline_ms)
 		errno = EBADF;
 		return -2;
 	}
-	if (!got || !(++waits % KERNEL_LOOK_WAITS)) {
+	if (!got || !(++waits % KERNEL_ASK_WAITS)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
 
 		if (sys_poll(&p, 1, 0) > 0)
-			c->stirred = true;
+			c->kernel_woke = true;
 	}
 	if (intr_ends(&intr, left)) {
 		errno = EINTR;
@@ -662,7 +647,7 @@ int psock_sleep(int fd, struct psock_conn *c, short events,
 	conn_opts(fd, c);
 	timeout = time_left(events & POLLIN ? c->rcvtimeo_ms : c->sndtimeo_ms,
 			    deadline_ms);
-	/* before the unlock: handlers put off till then end the wait */
+	/* before the unlock: handlers deferred till then end the wait */
 	psock_intr_mark(&intr);
 	psock_unlock();
 	if (intr_ends(&intr, timeout)) {

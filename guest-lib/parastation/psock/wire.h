@@ -73,9 +73,8 @@ struct psock_msg {
 /*
  * DATA, the message of every write, carries only the header up to sconn:
  * the receiver's connection names the stream, and ports tells who sent
- * it.  Each byte costs on the wire: on ParaStation's 20 MB/s link, ports
- * messages of 8, 16 and 24 bytes take 12.6, 13.2 and 14.4 us a half
- * round trip (lock-step), so these 8 bytes cost 0.6 us a message.
+ * it.  Each header byte costs time on ParaStation's slow link
+ * (docs/psock.md, "Data over ports").
  */
 #define PSOCK_DATA_HDR	offsetof(struct psock_msg, sconn)
 /* Connection ids a message can name; a connection beyond stays on the
