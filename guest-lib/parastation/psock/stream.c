@@ -436,13 +436,20 @@ send_loop(int fd, struct psock_conn *c, const struct iovec *iov, int iovcnt,
 			return -1;
 		}
 		if (c->state == PSOCK_KERNEL) {
+			/* the rest only: what went before the decision is sent */
 			struct msghdr m = { .msg_iov = (struct iovec *)iov,
 					    .msg_iovlen = iovcnt };
 
+			if (done) {
+				m.msg_iov = part;
+				m.msg_iovlen = iov_from(iov, iovcnt, done, part);
+			}
 			psock_unlock();
 			n = sys_sendmsg(fd, &m, flags);
 			psock_lock();
-			return n;
+			if (n < 0)
+				return done ? (ssize_t)done : -1;
+			return done + n;
 		}
 		if (!psock_tx_on_ports(c)) {
 			/* before the switch: counted, never blocking here */
