@@ -23,13 +23,13 @@ $(B)/guest/bin/myritest: images/guest-tools/myritest.c $(GUEST_TOOL_COMMON) $(MY
 MCP_GCC := $(shell command -v riscv64-unknown-elf-gcc 2>/dev/null)
 MCP_DIR := guest-driver/myri/mcp
 MCP_SRC := $(addprefix $(MCP_DIR)/,start.S main.c host.c net.c dma.c util.c rdp.c)
-MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h $(MYRI_HW_HDR)
+MCP_HDR := $(MCP_DIR)/mcp.h $(MCP_DIR)/rdp.h include/vcluster/le.h $(MYRI_HW_HDR)
 MCP_CFLAGS := -std=gnu11 -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Iinclude \
 	-fno-tree-loop-distribute-patterns -Wall -Wextra -DRDP_MAX_PEERS=64 \
 	-T $(MCP_DIR)/mcp.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments
 MYRI_FW_DIR := $(B)/guest/firmware/myri
 
-$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c include/vcluster/fw/myri_mcp_if.h
+$(B)/obj/mcp/mkimage: $(MCP_DIR)/mkimage.c include/vcluster/fw/myri_mcp_if.h include/vcluster/le.h
 	@mkdir -p $(dir $@)
 	$(call quiet,CCLD,$@)$(CC) -std=gnu11 -Wall -Wextra $(CFLAGS) -Iinclude -o $@ $< -lz
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vcluster/le.h"
+
 #define FABRIC_MAGIC            0x42464356u     /* "VCFB" on the wire */
 #define FABRIC_VERSION          1
 #define FABRIC_HDR_LEN          32
@@ -81,37 +83,35 @@ enum fabric_hdr_error {
     FABRIC_HDR_BAD_LEN,
 };
 
+/* The proto API's names for the shared little-endian helpers */
 static inline void fabric_put_le16(uint8_t *p, uint16_t v)
 {
-    p[0] = v;
-    p[1] = v >> 8;
+    st_le16(p, v);
 }
 
 static inline void fabric_put_le32(uint8_t *p, uint32_t v)
 {
-    fabric_put_le16(p, v);
-    fabric_put_le16(p + 2, v >> 16);
+    st_le32(p, v);
 }
 
 static inline void fabric_put_le64(uint8_t *p, uint64_t v)
 {
-    fabric_put_le32(p, v);
-    fabric_put_le32(p + 4, v >> 32);
+    st_le64(p, v);
 }
 
 static inline uint16_t fabric_get_le16(const uint8_t *p)
 {
-    return p[0] | (uint16_t)p[1] << 8;
+    return ld_le16(p);
 }
 
 static inline uint32_t fabric_get_le32(const uint8_t *p)
 {
-    return fabric_get_le16(p) | (uint32_t)fabric_get_le16(p + 2) << 16;
+    return ld_le32(p);
 }
 
 static inline uint64_t fabric_get_le64(const uint8_t *p)
 {
-    return fabric_get_le32(p) | (uint64_t)fabric_get_le32(p + 4) << 32;
+    return ld_le64(p);
 }
 
 static inline void fabric_hdr_encode(const FabricHdr *h, uint8_t *buf)

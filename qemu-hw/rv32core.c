@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "rv32core.h"
+#include "vcluster/le.h"
 
 #define RV32_LIKELY(e) __builtin_expect(!!(e), 1)
 #define RV32_UNLIKELY(e) __builtin_expect(!!(e), 0)
@@ -26,32 +27,6 @@
 #define INSN_ECALL  0x00000073u
 #define INSN_EBREAK 0x00100073u
 #define INSN_WFI    0x10500073u
-
-/* Byte-wise little-endian access: gcc turns these into single moves. */
-static inline uint32_t ld_le16(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8;
-}
-
-static inline uint32_t ld_le32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static inline void st_le16(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-}
-
-static inline void st_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-    p[2] = v >> 16;
-    p[3] = v >> 24;
-}
 
 /*
  * The slow paths: an access that failed the inline "aligned and inside

@@ -9,9 +9,27 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/guest-random.h"
 #include "hw/core/cpu.h"
 #include "sysemu/dma.h"
 #include "telegraphos.h"
+
+static uint32_t tgr_new_tag(unsigned slot, uint32_t old)
+{
+    uint32_t nonce, tag;
+
+    /*
+     * Random, not a counter: a node that sees some of our tags must not
+     * guess the others.  Bit 31 stays clear: it marks posted tags.  Never
+     * the slot's last tag, so that a late reply to it is not taken.
+     */
+    do {
+        qemu_guest_getrandom_nofail(&nonce, sizeof(nonce));
+        nonce &= TGR_TAG_NONCE_MASK;
+        tag = nonce << TGR_TAG_SLOT_BITS | slot;
+    } while (!nonce || tag == old);
+    return tag;
+}
 
 void tgr_arm_deadline(TgrState *s, int64_t deadline)
 {

@@ -7,27 +7,15 @@
  */
 #include "telegraphos-req.h"
 #include "vcluster/hw/tgr_regs.h"
-
-static uint32_t le32_at(const uint8_t *p)
-{
-    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_le32_at(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-    p[2] = v >> 16;
-    p[3] = v >> 24;
-}
+#include "vcluster/le.h"
 
 void tgr_export_decode(const uint8_t raw[16], TgrExport *e)
 {
-    uint64_t w = le32_at(raw) | (uint64_t)le32_at(raw + 4) << 32;
+    uint64_t w = ld_le64(raw);
 
     e->page = w & ~(uint64_t)TGR_EXP_FLAGS_MASK;
     e->flags = w & TGR_EXP_FLAGS_MASK;
-    e->gen = raw[8] | raw[9] << 8;
+    e->gen = ld_le16(raw + 8);
     e->owner_ctx = raw[10];
     e->qsize_log2 = raw[11];
 }
@@ -37,13 +25,11 @@ void tgr_export_encode(const TgrExport *e, uint8_t raw[16])
     uint64_t w = (e->page & ~(uint64_t)TGR_EXP_FLAGS_MASK) |
                  (e->flags & TGR_EXP_FLAGS_MASK);
 
-    put_le32_at(raw, w);
-    put_le32_at(raw + 4, w >> 32);
-    raw[8] = e->gen;
-    raw[9] = e->gen >> 8;
+    st_le64(raw, w);
+    st_le16(raw + 8, e->gen);
     raw[10] = e->owner_ctx;
     raw[11] = e->qsize_log2;
-    put_le32_at(raw + 12, 0);
+    st_le32(raw + 12, 0);
 }
 
 int tgr_export_check(const TgrExport *e, uint16_t gen, uint32_t rights,

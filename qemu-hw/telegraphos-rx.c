@@ -15,23 +15,6 @@
 #include "sysemu/dma.h"
 #include "telegraphos.h"
 
-int tgr_export_read(TgrState *s, uint32_t eidx, TgrExport *e)
-{
-    uint8_t raw[TGR_EXP_ENTRY];
-
-    /* tgr_regs.h: RANGE is "beyond the page or export table" */
-    if (eidx >= s->exp_count) {
-        return TGR_ERR_RANGE;
-    }
-    if (pci_dma_read(PCI_DEVICE(s), s->exp_base +
-                     (uint64_t)eidx * TGR_EXP_ENTRY, raw, sizeof(raw)) !=
-        MEMTX_OK) {
-        return TGR_ERR_BADADDR;
-    }
-    tgr_export_decode(raw, e);
-    return TGR_ERR_OK;
-}
-
 /* ---- guest memory, whole words where a vCPU may look concurrently ---- */
 
 static bool tgr_mem_load32(void *opaque, uint64_t addr, uint32_t *val)

@@ -11,23 +11,12 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
-#include "qemu/host-utils.h"
-#include "qemu/guest-random.h"
 #include "hw/boards.h"
-#include "hw/core/cpu.h"
 #include "sysemu/dma.h"
 #include "telegraphos.h"
 
 #define TGR_SHADOW_PAGE_MASK    (TGR_SHADOW_OP_SPAN - 1)
 #define TGR_OP_RESERVED         7
-
-int tgr_cpu_slot(void)
-{
-    if (current_cpu && current_cpu->cpu_index < TGR_MAX_CPUS) {
-        return current_cpu->cpu_index;
-    }
-    return 0;
-}
 
 /* May this vCPU do `rights` through window page `page`?  TGR_ERR_*. */
 static int tgr_pte_check(TgrState *s, TgrCpu *c, uint32_t page,
@@ -72,141 +61,11 @@ static void tgr_local_error(TgrState *s, int reason, uint8_t op,
               page == TGR_NO_PAGE ? 0 : page, off);
 }
 
-/* The access counter: 1 -> 0 queues CNT_ZERO; 0 is off. */
-void tgr_count_access(TgrState *s, uint32_t page)
-{
-    uint32_t *w3 = &s->pte[page * 4 + 3];
-
-    if (*w3 && --*w3 == 0) {
-        tgr_count(s, TGR_CNT_CNT_ZERO);
-        tgr_event(s, TGR_EV_CNT_ZERO, TGR_ERR_OK, tgr_pte_ctx(s, page), 0,
-                  tgr_pte_node(s, page), tgr_cpu_slot(), page, 0);
-    }
-}
-
-bool tgr_reachable(TgrState *s, uint16_t node)
-{
-    if (node == s->node) {
-        return true;
-    }
-    return s->link_up && node < FABRIC_MAX_NODES &&
-           (!s->nodes || node < s->nodes);
-}
-
-uint32_t tgr_new_tag(unsigned slot, uint32_t old)
-{
-    uint32_t nonce, tag;
-
-    /*
-     * Random, not a counter: a node that sees some of our tags must not
-     * guess the others.  Bit 31 stays clear: it marks posted tags.  Never
-     * the slot's last tag, so that a late reply to it is not taken.
-     */
-    do {
-        qemu_guest_getrandom_nofail(&nonce, sizeof(nonce));
-        nonce &= TGR_TAG_NONCE_MASK;
-        tag = nonce << TGR_TAG_SLOT_BITS | slot;
-    } while (!nonce || tag == old);
-    return tag;
-}
-
 static uint32_t tgr_posted_tag(uint8_t ctx, uint32_t page, bool dma)
 {
     return TGR_TAG_POSTED | (dma ? TGR_TAG_POSTED_DMA : 0) |
            (uint32_t)ctx << TGR_TAG_POSTED_CTX_SHIFT |
            (page & TGR_TAG_POSTED_PAGE);
-}
-
-/* ---- sending ---- */
-
-bool tgr_send(TgrState *s, uint16_t dst, FabricTgrHdr *t, const void *body,
-              uint32_t blen)
-{
-    uint8_t hdr[FABRIC_TGR_HDR_LEN];
-    uint32_t *seq;
-
-    if (dst != FABRIC_NODE_ALL && dst >= FABRIC_MAX_NODES) {
-        return false;
-    }
-    seq = dst == FABRIC_NODE_ALL ? &s->mc_tx_seq : &s->peer[dst].tx_seq;
-    t->epoch = s->epoch;
-    t->seq = *seq;
-    fabric_tgr_hdr_encode(t, hdr);
-    if (dst == s->node) {
-        /* Loopback: the rx path serves it from a timer, no fabric. */
-        TgrFrame *f = g_malloc(sizeof(*f) + sizeof(hdr) + blen);
-
-        f->src = s->node;
-        f->len = sizeof(hdr) + blen;
-        memcpy(f->data, hdr, sizeof(hdr));
-        memcpy(f->data + sizeof(hdr), body, blen);
-        g_queue_push_tail(&s->loop, f);
-        if (!timer_pending(s->loop_timer)) {
-            timer_mod(s->loop_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
-        }
-    } else if (!s->link_up ||
-               !fabric_link_try_send(&s->link, FABRIC_TYPE_DATA, dst, hdr,
-                                     sizeof(hdr), body, blen)) {
-        return false;
-    }
-    (*seq)++;
-    tgr_count(s, TGR_CNT_TX_FRAMES);
-    return true;
-}
-
-/*
- * Is there room for a frame of `bytes` to dst?  If not, park the vCPU:
- * its access is rolled back and runs again when room returns.  Without a
- * vCPU to park (qtest), or after vcpu-stall's bound, it goes over.
- */
-void tgr_tx_wait_room(TgrState *s, uint16_t dst, uint32_t bytes)
-{
-    bool full;
-
-    if (dst == s->node) {
-        full = g_queue_get_length(&s->loop) + g_queue_get_length(&s->hold) >=
-               s->rx_hold_frames;
-    } else {
-        full = fabric_link_tx_queued(&s->link) + FABRIC_HDR_LEN + bytes >
-               s->tx_queue_kb * KiB;
-    }
-    if (!full || !vcpu_stall_allowed(&s->stall)) {
-        return;
-    }
-    /* Once per store: an interrupt may run it again while still full. */
-    if (!(s->tx_waiters & BIT_ULL(current_cpu->cpu_index))) {
-        tgr_count(s, TGR_CNT_TX_STALLS);
-        s->tx_waiters |= BIT_ULL(current_cpu->cpu_index);
-    }
-    vcpu_stall(&s->stall);
-}
-
-void tgr_tx_wake(TgrState *s)
-{
-    uint64_t waiters = s->tx_waiters;
-
-    s->tx_waiters = 0;
-    for (; waiters; waiters &= waiters - 1) {
-        vcpu_stall_wake_cpu(&s->stall, ctz64(waiters));
-    }
-}
-
-bool tgr_tx_full(TgrState *s)
-{
-    return fabric_link_tx_queued(&s->link) >= s->tx_queue_kb * KiB;
-}
-
-void tgr_tx_drained(void *opaque)
-{
-    TgrState *s = opaque;
-
-    /* Half empty before the parked stores run again: fewer round trips */
-    if (fabric_link_tx_queued(&s->link) <= s->tx_queue_kb * KiB / 2) {
-        if (s->tx_waiters) {
-            tgr_tx_wake(s);
-        }
-        tgr_rx_tx_room(s);
-    }
 }
 
 /* A load refused before anything was sent */

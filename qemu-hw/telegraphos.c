@@ -1,8 +1,10 @@
 /*
- * Telegraphos NIC: the board.  BAR0 (registers, context, group and page
- * tables), the event ring, counters, interrupts, the fabric link and
- * reset.  The remote and shadow windows are in telegraphos-tx.c, the
- * target side in telegraphos-rx.c.
+ * Telegraphos NIC: the board.  BAR0 (registers, counters, context,
+ * group and page tables), the fabric link's callbacks and reset.  The
+ * remote and shadow windows are in telegraphos-tx.c, the target side in
+ * telegraphos-rx.c, what both use in telegraphos-rd.c and
+ * telegraphos-core.c.  The board is the top: it calls the other parts,
+ * they never call it (telegraphos.h).
  * Spec: docs/hw/telegraphos.md.
  *
  * Copyright (c) 2026 The vcluster authors
@@ -39,135 +41,7 @@ QEMU_BUILD_BUG_ON(TGR_PTE_TABLE + TGR_PTE_SIZE * TGR_WIN_PAGES_MAX >
 QEMU_BUILD_BUG_ON(TGR_GROUPS != FABRIC_TGR_MAX_GROUPS);
 QEMU_BUILD_BUG_ON(TGR_RD_SLOTS + TGR_XFER_SLOTS > TGR_TAG_SLOT_MASK + 1);
 
-/* ---- interrupts and events ---- */
-
-void tgr_update_irq(TgrState *s)
-{
-    PCIDevice *pdev = PCI_DEVICE(s);
-    bool level = (s->isr & s->imr) != 0;
-
-    if (msi_enabled(pdev)) {
-        if (level && !s->irq_level) {
-            msi_notify(pdev, 0);
-        }
-        pci_set_irq(pdev, 0);
-    } else {
-        pci_set_irq(pdev, level);
-    }
-    s->irq_level = level;
-}
-
-void tgr_raise(TgrState *s, uint32_t bits)
-{
-    s->isr |= bits;
-    tgr_update_irq(s);
-}
-
-/*
- * The ring holds EVQ_ENTRIES entries; PROD and CONS are indices in it.
- * It is full when one more entry would make PROD equal CONS, so one
- * entry always stays free.
- */
-void tgr_event(TgrState *s, uint8_t type, uint8_t reason, uint8_t ctx,
-               uint8_t op, uint16_t node, uint16_t cpu, uint32_t page,
-               uint32_t data)
-{
-    uint32_t mask = s->evq_entries - 1;
-    uint8_t ev[TGR_EV_ENTRY];
-
-    if (!s->evq_entries) {
-        tgr_count(s, TGR_CNT_EVQ_LOST);
-        return;
-    }
-    if (((s->evq_prod + 1) & mask) == s->evq_cons) {
-        tgr_count(s, TGR_CNT_EVQ_LOST);
-        tgr_raise(s, TGR_INT_EVQ_LOST);
-        return;
-    }
-    ev[0] = type;
-    ev[1] = reason;
-    ev[2] = ctx;
-    ev[3] = op;
-    fabric_put_le16(ev + 4, node);
-    fabric_put_le16(ev + 6, cpu);
-    fabric_put_le32(ev + 8, page);
-    fabric_put_le32(ev + 12, data);
-    if (pci_dma_write(PCI_DEVICE(s), s->evq_base +
-                      (uint64_t)s->evq_prod * TGR_EV_ENTRY, ev,
-                      sizeof(ev)) != MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "telegraphos: event ring at 0x%"
-                      PRIx64 " is not memory\n", s->evq_base);
-        tgr_count(s, TGR_CNT_EVQ_LOST);
-        tgr_raise(s, TGR_INT_EVQ_LOST);
-        return;
-    }
-    s->evq_prod = (s->evq_prod + 1) & mask;
-    tgr_raise(s, TGR_INT_EVQ);
-}
-
-void tgr_ctx_status_add(TgrState *s, uint8_t ctx, bool error)
-{
-    const uint8_t *e = s->ctx_table + ctx * TGR_CTX_ENTRY;
-    uint64_t page = ldq_le_p(e);
-    uint64_t addr = page + (error ? TGR_STATUS_ERRORS : TGR_STATUS_DONE);
-    uint32_t v;
-
-    if (!(ldl_le_p(e + 8) & TGR_CTXF_VALID) || !page) {
-        return;
-    }
-    if (ldl_le_pci_dma(PCI_DEVICE(s), addr, &v, MEMTXATTRS_UNSPECIFIED) ==
-        MEMTX_OK) {
-        stl_le_pci_dma(PCI_DEVICE(s), addr, v + 1, MEMTXATTRS_UNSPECIFIED);
-    }
-}
-
-int64_t tgr_rread_timeout_ns(TgrState *s)
-{
-    return (int64_t)s->rread_timeout_us * SCALE_US;
-}
-
 /* ---- the fabric link ---- */
-
-static void tgr_send_control(TgrState *s, uint8_t op, uint16_t arg)
-{
-    uint8_t p[FABRIC_TGR_GROUP_LEN];
-
-    fabric_link_try_send(&s->link, FABRIC_TYPE_CONTROL, FABRIC_NODE_NONE,
-                         p, fabric_tgr_group_encode(op, arg, p), NULL, 0);
-}
-
-bool tgr_groups_dirty(TgrState *s)
-{
-    for (int g = 0; g < TGR_GROUPS; g++) {
-        if (s->group_told[g] != (s->group_eidx[g] != TGR_GROUP_NONE)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/*
- * Tell fabricd the groups whose membership changed since we last told it.
- * A guest that joins and leaves in a loop while the tx queue is full must
- * not queue a frame per write: the changes wait here, one bit per group,
- * and go out when the queue has room (tgr_drain_held).
- */
-void tgr_groups_sync(TgrState *s)
-{
-    for (int g = 0; g < TGR_GROUPS && s->link_up; g++) {
-        bool member = s->group_eidx[g] != TGR_GROUP_NONE;
-
-        if (s->group_told[g] == member) {
-            continue;
-        }
-        if (tgr_tx_full(s)) {
-            return;
-        }
-        tgr_send_control(s, member ? FABRIC_CTL_TGR_JOIN
-                                   : FABRIC_CTL_TGR_LEAVE, g);
-        s->group_told[g] = member;
-    }
-}
 
 static void tgr_link_down(TgrState *s)
 {
@@ -257,6 +131,19 @@ static void tgr_link_event(void *opaque, bool up)
         tgr_send_hello(s);
     } else {
         tgr_link_down(s);
+    }
+}
+
+static void tgr_tx_drained(void *opaque)
+{
+    TgrState *s = opaque;
+
+    /* Half empty before the parked stores run again: fewer round trips */
+    if (fabric_link_tx_queued(&s->link) <= s->tx_queue_kb * KiB / 2) {
+        if (s->tx_waiters) {
+            tgr_tx_wake(s);
+        }
+        tgr_rx_tx_room(s);
     }
 }
 

@@ -1,9 +1,11 @@
 /*
  * Telegraphos NIC: remote memory by loads and stores, shadow addressing
  * and the remote-enqueue operation.  State shared by telegraphos.c
- * (board, registers, events, link), telegraphos-tx.c (the initiator:
- * BAR2 and BAR4) and telegraphos-rx.c (the target: export check, apply,
- * REQ, replies).  Spec: docs/hw/telegraphos.md.
+ * (the board: BAR0, the link, reset), telegraphos-tx.c (the initiator:
+ * BAR2 and BAR4), telegraphos-rx.c (the target: export check, apply,
+ * REQ, replies), telegraphos-rd.c (requests that wait for a reply) and
+ * telegraphos-core.c (events, interrupts, sending).
+ * Spec: docs/hw/telegraphos.md.
  *
  * Copyright (c) 2026 The vcluster authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -214,20 +216,6 @@ struct TgrState {
     GQueue loop;                /* TgrFrame: to ourselves */
 };
 
-/* telegraphos.c */
-void tgr_update_irq(TgrState *s);
-void tgr_raise(TgrState *s, uint32_t bits);
-/* Queue an event (TGR_EV_ENTRY bytes) and interrupt */
-void tgr_event(TgrState *s, uint8_t type, uint8_t reason, uint8_t ctx,
-               uint8_t op, uint16_t node, uint16_t cpu, uint32_t page,
-               uint32_t data);
-/* Membership changes fabricd was not told yet (the tx queue was full) */
-bool tgr_groups_dirty(TgrState *s);
-void tgr_groups_sync(TgrState *s);
-/* Add 1 to the done (or errors) word of ctx's status page */
-void tgr_ctx_status_add(TgrState *s, uint8_t ctx, bool error);
-int64_t tgr_rread_timeout_ns(TgrState *s);
-
 static inline void tgr_count(TgrState *s, int idx)
 {
     s->cnt[idx]++;
@@ -254,30 +242,47 @@ static inline uint8_t tgr_pte_ctx(TgrState *s, uint32_t page)
     return (tgr_pte_w(s, page, 0) & TGR_PTE_CTX_MASK) >> TGR_PTE_CTX_SHIFT;
 }
 
-/* telegraphos-tx.c */
-extern const MemoryRegionOps tgr_bar2_ops;
-extern const MemoryRegionOps tgr_bar4_ops;
+/*
+ * The parts from the bottom up: each calls only those declared above it
+ * here and telegraphos-req.h, never one below.  telegraphos.c, the board,
+ * is the top: it calls them all and registers the BARs, timers and link
+ * callbacks through which QEMU reaches the others.
+ */
+
+/* telegraphos-core.c: what every part uses */
 /* The current vCPU's slot (0 without a vCPU, as under qtest) */
 int tgr_cpu_slot(void);
+void tgr_update_irq(TgrState *s);
+void tgr_raise(TgrState *s, uint32_t bits);
+/* Queue an event (TGR_EV_ENTRY bytes) and interrupt */
+void tgr_event(TgrState *s, uint8_t type, uint8_t reason, uint8_t ctx,
+               uint8_t op, uint16_t node, uint16_t cpu, uint32_t page,
+               uint32_t data);
+/* Add 1 to the done (or errors) word of ctx's status page */
+void tgr_ctx_status_add(TgrState *s, uint8_t ctx, bool error);
+int64_t tgr_rread_timeout_ns(TgrState *s);
+/* Read export entry eidx from guest RAM: 0 or TGR_ERR_* */
+int tgr_export_read(TgrState *s, uint32_t eidx, TgrExport *e);
+/* Decrement window page's access counter (an access happened) */
+void tgr_count_access(TgrState *s, uint32_t page);
+bool tgr_reachable(TgrState *s, uint16_t node);
 /*
  * Send one DATA frame to dst (FABRIC_NODE_ALL: multicast), with the
  * epoch and seq filled in; false when it cannot go (link down).
  */
 bool tgr_send(TgrState *s, uint16_t dst, FabricTgrHdr *t, const void *body,
               uint32_t blen);
-bool tgr_reachable(TgrState *s, uint16_t node);
 /* Park the vCPU while the tx queue to dst has no room for `bytes` */
 void tgr_tx_wait_room(TgrState *s, uint16_t dst, uint32_t bytes);
-/* Decrement window page's access counter (an access happened) */
-void tgr_count_access(TgrState *s, uint32_t page);
-/* A fresh tag for read record or transfer slot `slot`, unlike `old` */
-uint32_t tgr_new_tag(unsigned slot, uint32_t old);
 /* Is the tx queue at its bound?  Then requests that answer wait. */
 bool tgr_tx_full(TgrState *s);
+/* Let the vCPUs parked for tx room run their access again */
 void tgr_tx_wake(TgrState *s);
-void tgr_tx_drained(void *opaque);
+/* Membership changes fabricd was not told yet (the tx queue was full) */
+bool tgr_groups_dirty(TgrState *s);
+void tgr_groups_sync(TgrState *s);
 
-/* telegraphos-rd.c */
+/* telegraphos-rd.c: requests that wait for a reply */
 /* This vCPU's record for the access (bar, addr, size), or -1 */
 int tgr_rd_find(TgrState *s, int cpu, uint8_t bar, hwaddr addr,
                 unsigned size);
@@ -321,9 +326,7 @@ void tgr_deadline_expired(void *opaque);
 /* Forget every record, transfer and latch (SOFT_RESET) */
 void tgr_rd_reset(TgrState *s);
 
-/* telegraphos-rx.c */
-/* Read export entry eidx from guest RAM: 0 or TGR_ERR_* */
-int tgr_export_read(TgrState *s, uint32_t eidx, TgrExport *e);
+/* telegraphos-rx.c: the target */
 void tgr_link_rx_data(TgrState *s, uint16_t src, const uint8_t *p,
                       uint32_t len);
 bool tgr_rx_can_take(void *opaque);
@@ -333,5 +336,9 @@ void tgr_rx_flush(TgrState *s);
 /* The tx queue drained: held requests may go on */
 void tgr_rx_tx_room(TgrState *s);
 void tgr_rx_resume(TgrState *s);
+
+/* telegraphos-tx.c: the initiator */
+extern const MemoryRegionOps tgr_bar2_ops;
+extern const MemoryRegionOps tgr_bar4_ops;
 
 #endif

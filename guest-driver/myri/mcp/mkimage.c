@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "vcluster/fw/myri_mcp_if.h"
+#include "vcluster/le.h"
 
 static const char *prog = "mkimage";
 
@@ -129,12 +130,6 @@ static uint32_t elf_symbol(const char *path, const char *name)
     return 0;
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    v = htole32(v);
-    memcpy(p, &v, 4);
-}
-
 int main(int argc, char **argv)
 {
     const char *name = "mcp";
@@ -182,13 +177,13 @@ int main(int argc, char **argv)
     }
 
     memset(out_hdr, 0, sizeof(out_hdr));
-    put_le32(out_hdr + offsetof(struct mcp_image_hdr, magic),
-             MCP_IMAGE_MAGIC);
-    put_le32(out_hdr + offsetof(struct mcp_image_hdr, abi), MCP_ABI);
-    put_le32(out_hdr + offsetof(struct mcp_image_hdr, load_size), load_size);
-    put_le32(out_hdr + offsetof(struct mcp_image_hdr, mem_end), mem_end);
-    put_le32(out_hdr + offsetof(struct mcp_image_hdr, crc32),
-             crc32(0, raw, load_size));
+    st_le32(out_hdr + offsetof(struct mcp_image_hdr, magic),
+            MCP_IMAGE_MAGIC);
+    st_le32(out_hdr + offsetof(struct mcp_image_hdr, abi), MCP_ABI);
+    st_le32(out_hdr + offsetof(struct mcp_image_hdr, load_size), load_size);
+    st_le32(out_hdr + offsetof(struct mcp_image_hdr, mem_end), mem_end);
+    st_le32(out_hdr + offsetof(struct mcp_image_hdr, crc32),
+            crc32(0, raw, load_size));
     memcpy(out_hdr + offsetof(struct mcp_image_hdr, name), name,
            strlen(name));
 

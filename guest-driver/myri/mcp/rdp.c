@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "rdp.h"
+#include "vcluster/le.h"
 
 /* Freestanding: the firmware supplies these two. */
 #define rdp_memset __builtin_memset
@@ -41,31 +42,6 @@ static inline bool before(uint32_t a, uint32_t b)
 static inline bool due(uint32_t now, uint32_t deadline)
 {
     return !before(now, deadline);
-}
-
-static inline uint32_t ld_le16(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8;
-}
-
-static inline uint32_t ld_le32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static inline void st_le16(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-}
-
-static inline void st_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-    p[2] = v >> 16;
-    p[3] = v >> 24;
 }
 
 void rdp_hdr_encode(uint8_t *buf, const RdpHdr *h)
