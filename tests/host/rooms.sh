@@ -5,11 +5,11 @@
 # fabricd's models; images/ holds only what builds and fills the guest
 # image; the pcapng format is defined once; no two files of the launcher
 # or of fabricd call each other; every component that `make help` names is
-# a target.
+# a target; psock waits in one engine.
 # Needs the host tools built (make check builds them first).
 set -u
 . "$(dirname "$0")/../lib.sh"
-plan 6
+plan 7
 cd "$TOP" || exit 1
 
 # 1. The launcher's sources are in host-cli/, none in images/.
@@ -114,3 +114,12 @@ done
 check "every component make help names is a target ($(echo $names | wc -w) named)" \
 	test -n "$names" -a -z "$missing"
 [ -z "$missing" ] || echo "  not targets:$missing"
+
+# 7. psock waits in one engine: only wait.c sleeps or stalls on the NIC
+#    (and block.c's blocking read, with the stall alone); port.c, which
+#    defines those waits, aside.
+waiters=$(grep -lE '\<psock_(nic_sleep|nic_awake|sleep_ms|port_wait)\(' \
+	guest-lib/parastation/psock/*.c | sed 's|.*/||' | grep -vx port.c | sort | tr '\n' ' ')
+check "psock waits in one engine (wait.c; block.c's read on the port)" \
+	test "$waiters" = "block.c wait.c "
+[ "$waiters" = "block.c wait.c " ] || echo "  files that wait on the NIC: $waiters"

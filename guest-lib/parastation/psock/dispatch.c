@@ -122,9 +122,9 @@ size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 	if (!psock_port_ours)
 		return 0;
 	/* we go on after a fork: the child may not adopt */
-	if (psock_port_touch_due) {
+	if (psock_port_state == PSOCK_PORT_FORKED) {
 		ps_port_touch(psock_port_ours);
-		psock_port_touch_due = false;
+		psock_port_state = PSOCK_PORT_SHARED;
 	}
 	/* ps_port_quiet() is cheaper than a receive that finds nothing */
 	while (!(c && c->rx_bytes) && !d.got &&
@@ -140,7 +140,7 @@ size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 
 void psock_pump_arrived(void)
 {
-	if (psock_port_heir || psock_port_touch_due)
+	if (psock_port_heir || psock_port_state == PSOCK_PORT_FORKED)
 		psock_pump();
 	else if (psock_port_ours &&
 		 ps_port_arrived(psock_port_ours))	/* ask the NIC once */

@@ -239,18 +239,33 @@ static uint32_t edges(struct entry *en, const struct psock_conn *c,
 	return rev;
 }
 
-/* Our entries' events now; connections that became the kernel's move.
- * *soon: one of them needs a check soon (psock_eof_pending()); *armed:
- * one of them may be reported (not a reported EPOLLONESHOT). */
-static int scan(struct ep *x, struct epoll_event *out, int max, bool *soon,
-		bool *armed)
+/* A call of epoll_wait: the program's epoll and where its events go. */
+struct epoll_call {
+	int epfd;
+	struct epoll_event *out;
+	int max;
+	int got;		/* of ours, at the last look */
+};
+
+/*
+ * The look: our entries' events now; connections that became the
+ * kernel's move.  soon: one of them needs a look soon
+ * (psock_eof_pending()); ours: one of them may be reported (not a
+ * reported EPOLLONESHOT).
+ */
+static int epoll_look(struct psock_waiter *w)
 {
+	struct epoll_call *e = w->ctx;
+	struct ep *x;
 	int got = 0;
 
-	*soon = false;
-	*armed = false;
-	psock_pump();
-	for (int i = 0; i < x->n && got < max; i++) {
+	w->soon = false;
+	w->ours = false;
+	psock_lock();
+	x = ep_find(e->epfd);
+	if (x)
+		psock_pump();
+	for (int i = 0; x && i < x->n && got < e->max; i++) {
 		struct entry *en = &x->e[i];
 		struct psock_conn *c = psock_get(en->fd);
 		short watch, pass, rev;
@@ -272,9 +287,9 @@ static int scan(struct ep *x, struct epoll_event *out, int max, bool *soon,
 		}
 		if (en->disabled)
 			continue;
-		*armed = true;
+		w->ours = true;
 		rev = psock_events(en->fd, c, want, &watch, &pass);
-		*soon |= psock_eof_pending(c);
+		w->soon |= psock_eof_pending(c);
 		kernel = rev < 0 || !(rev & (want | EPOLLERR | EPOLLHUP));
 		if (kernel) {
 			/* ready only as far as the kernel says: ask it once */
@@ -290,126 +305,85 @@ static int scan(struct ep *x, struct epoll_event *out, int max, bool *soon,
 			rev = edges(en, c, rev, kernel && rev);
 		if (!rev)
 			continue;
-		out[got].events = rev;
-		out[got++].data = en->data;
+		e->out[got].events = rev;
+		e->out[got++].data = en->data;
 		if (en->events & EPOLLONESHOT)
 			en->disabled = true;
+	}
+	psock_unlock();
+	/* no room for the kernel's events */
+	w->full = got == e->max;
+	e->got = got;
+	return got;
+}
+
+/*
+ * The ask: the kernel's epoll, after a sleep in poll() on it and the
+ * port's files, not with the NIC inside the epoll: poll arms the NIC's
+ * interrupt each time, an epoll only when it reports the NIC.  Our tags
+ * only wake us.
+ */
+static int epoll_ask(struct psock_waiter *w, struct pollfd *wake, int nwake,
+		     int wait_ms, int64_t *asked_us)
+{
+	struct epoll_call *e = w->ctx;
+	struct epoll_event kev[64];
+	int got = e->got, n;
+
+	(void)asked_us;		/* no spin: no record of the waits */
+	if (wait_ms) {
+		struct pollfd p[3] = { { .fd = e->epfd, .events = POLLIN } };
+
+		for (int i = 0; i < nwake; i++)
+			p[1 + i] = wake[i];
+		n = psock_kernel_poll(p, 1 + nwake, wait_ms, w->mask);
+		for (int i = 0; i < nwake; i++)
+			wake[i].revents = p[1 + i].revents;
+		if (n < 0 && errno == EINTR)
+			return -1;	/* a handler ran */
+	}
+	n = syscall(SYS_epoll_wait, e->epfd, kev,
+		    e->max - got < 64 ? e->max - got : 64, 0);
+	if (n < 0)
+		return got ? got : -1;
+	w->kernel_woke = false;
+	for (int i = 0; i < n; i++) {
+		struct psock_conn *c;
+
+		if (!IS_TAGGED(kev[i].data.u64)) {
+			e->out[got++] = kev[i];
+			continue;
+		}
+		/* our connection's kernel socket: look at it */
+		psock_lock();
+		c = psock_get((int)(uint32_t)kev[i].data.u64);
+		if (c)
+			c->kernel_woke = w->kernel_woke = true;
+		psock_unlock();
 	}
 	return got;
 }
 
-static int epoll_wait_loop(int epfd, struct epoll_event *out, int max,
-			   int timeout_ms, const sigset_t *mask,
-			   const struct psock_intr *intr)
+static const struct psock_wait_ops epoll_ops = {
+	.look = epoll_look,
+	.ask = epoll_ask,
+	.phases = PSOCK_PHASE_ON(PSOCK_PHASE_SLEEP) |
+		  PSOCK_PHASE_ON(PSOCK_PHASE_IDLE),
+	.st_sleep = ST_EPOLL_SLEEP,
+	.epoll = true,
+};
+
+int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
+		     int timeout_ms, const sigset_t *mask)
 {
-	struct epoll_event kev[64];
-	int64_t deadline = psock_ms_now() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct epoll_call e = { .epfd = epfd, .out = out, .max = max };
+	struct psock_waiter w = { .ops = &epoll_ops, .ctx = &e,
+				  .timeout_ms = timeout_ms, .mask = mask };
 
 	if (max <= 0) {
 		errno = EINVAL;
 		return -1;
 	}
 	STAT(ST_EPOLL);
-	for (bool kernel_woke = false, stalled = false;;) {
-		struct psock_conn *c;
-		struct ep *x;
-		int got = 0, n, wait = timeout_ms;
-		bool soon = false, ours = false;
-
-		psock_lock();
-		x = ep_find(epfd);
-		if (x)
-			got = scan(x, out, max, &soon, &ours);
-		psock_unlock();
-		/* then the kernel's files; our tags only wake us */
-		if (got == max)
-			return got;
-		if (got)
-			wait = 0;
-		else if (timeout_ms < 0 || timeout_ms > PS_PORT_WATCH_MS)
-			wait = PS_PORT_WATCH_MS;
-		if (soon && wait > PS_PORT_POLL_MS)
-			wait = PS_PORT_POLL_MS;
-		if (timeout_ms > 0 && wait) {
-			int64_t left = deadline - psock_ms_now();
-
-			wait = left <= 0 ? 0 : left < wait ? (int)left : wait;
-		}
-		if (wait) {
-			/*
-			 * Sleep in poll() on the epoll and the NIC, not with the
-			 * NIC inside the epoll: poll arms the NIC's interrupt
-			 * each time, an epoll only when it reports the NIC.
-			 */
-			struct pollfd p[3] = {
-				{ .fd = epfd, .events = POLLIN },
-				{ .fd = psock_bell_fd(), .events = POLLIN },
-				{ .fd = psock_nic_fd(), .events = POLLIN },
-			};
-			bool watch = true;
-			int most, slept = 0;
-
-			STAT(ST_EPOLL_SLEEP);
-			if (psock_intr_since(intr)) {
-				errno = EINTR;	/* a handler ran during the scan */
-				return -1;
-			}
-			/* no port (so no doorbell): -1s, which poll skips */
-			if (p[2].fd < 0 || !psock_nic_sleep(&watch)) {
-				most = psock_sleep_ms(watch);
-				slept = psock_kernel_poll(p, watch ? 3 : 2,
-					wait < most ? wait : most, mask);
-			}
-			if (p[2].fd >= 0)
-				psock_nic_awake(watch, slept > 0 &&
-						       (p[1].revents & POLLIN));
-			if (slept < 0 && errno == EINTR)
-				return -1;	/* a handler ran */
-		}
-		n = syscall(SYS_epoll_wait, epfd, kev,
-			    max - got < 64 ? max - got : 64, 0);
-		if (n < 0)
-			return got ? got : -1;
-		kernel_woke = false;
-		for (int i = 0; i < n; i++) {
-			if (!IS_TAGGED(kev[i].data.u64)) {
-				if (got < max)
-					out[got++] = kev[i];
-				continue;
-			}
-			/* our connection's kernel socket: check it */
-			psock_lock();
-			c = psock_get((int)(uint32_t)kev[i].data.u64);
-			if (c)
-				c->kernel_woke = kernel_woke = true;
-			psock_unlock();
-		}
-		if (got)
-			return got;
-		if (kernel_woke)
-			continue;
-		if (!timeout_ms && !stalled && !mask && ours &&
-		    psock_idle_stall(true)) {
-			stalled = true;
-			continue;	/* scan again, once */
-		}
-		if (!timeout_ms)
-			return 0;
-		if (timeout_ms > 0 && psock_ms_now() >= deadline)
-			return 0;
-	}
-}
-
-int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
-		     int timeout_ms, const sigset_t *mask)
-{
-	struct psock_wait_sig sig;
-	int ret;
-
-	psock_wait_begin(&sig, mask);
-	ret = epoll_wait_loop(epfd, out, max, timeout_ms, mask, &sig.intr);
-	if (ret || timeout_ms)
-		psock_idle_reset();
-	psock_wait_end(&sig);
-	return ret;
+	return psock_wait(&w);
 }

@@ -14,10 +14,8 @@
 
 ps_port_t *psock_port_ours;
 ps_port_t *psock_port_heir;
-bool psock_port_touch_due;
-static bool port_failed;	/* no NIC (or PS_SOCK=0): the kernel's */
+enum psock_port_state psock_port_state;
 static int64_t heir_ms;		/* since (fork) */
-static bool port_shared;	/* we forked while holding port */
 static bool local_peer;		/* a peer on this node: port does not stall */
 static int port_waiters;	/* threads in psock_port_wait(): the port
 				 * stays open at exit for them */
@@ -43,6 +41,7 @@ bool psock_claim(void)
 	}
 	psock_port_ours = psock_port_heir;
 	psock_port_heir = NULL;
+	psock_port_state = PSOCK_PORT_OWN;
 	for (uint32_t i = 0; i < psock_conn_limit(); i++)
 		if (psock_conn_at(i) &&
 		    psock_conn_at(i)->state == PSOCK_INHERITED)
@@ -54,7 +53,7 @@ bool psock_claim(void)
 
 ps_port_t *psock_port(void)
 {
-	if (psock_port_ours || port_failed)
+	if (psock_port_state != PSOCK_PORT_UNOPENED)
 		return psock_port_ours;
 	if (psock_port_heir) {
 		psock_claim();
@@ -71,7 +70,7 @@ ps_port_t *psock_port(void)
 		}
 	}
 	if (psock_options()->off) {
-		port_failed = true;
+		psock_port_state = PSOCK_PORT_NONE;
 		return NULL;
 	}
 	psock_port_ours = ps_port_open(PS_PORT_ANY);
@@ -86,8 +85,9 @@ ps_port_t *psock_port(void)
 	if (!psock_port_ours) {
 		psock_say("no ports (%s): sockets stay on the kernel",
 			  strerror(errno));
-		port_failed = true;
+		psock_port_state = PSOCK_PORT_NONE;
 	} else {
+		psock_port_state = PSOCK_PORT_OWN;
 		psock_say("port %d on node %u (%s)", ps_port_id(psock_port_ours),
 			  ps_port_node(psock_port_ours),
 			  ps_port_nic(psock_port_ours));
@@ -102,13 +102,14 @@ ps_port_t *psock_port_now(void)
 
 bool psock_port_shared(void)
 {
-	return port_shared;
+	return psock_port_state == PSOCK_PORT_FORKED ||
+	       psock_port_state == PSOCK_PORT_SHARED;
 }
 
 void psock_port_resumed(ps_port_t *p, bool shared)
 {
 	psock_port_ours = p;
-	port_shared = shared;
+	psock_port_state = shared ? PSOCK_PORT_SHARED : PSOCK_PORT_OWN;
 	psock_say("port %d on node %u (%s), kept across exec", ps_port_id(p),
 		  ps_port_node(p), ps_port_nic(p));
 }
@@ -215,8 +216,8 @@ bool psock_port_wait(int timeout_ms)
 /* After fork, in the parent: the child holds our connections too. */
 void psock_forked_parent(void)
 {
-	port_shared = psock_port_ours != NULL;
-	psock_port_touch_due = port_shared;
+	if (psock_port_ours)
+		psock_port_state = PSOCK_PORT_FORKED;
 	for (uint32_t i = 0; i < psock_conn_limit(); i++)
 		if (psock_conn_at(i))
 			psock_conn_at(i)->shared = true;
@@ -232,9 +233,7 @@ void psock_forked_child(void)
 	}
 	psock_port_ours = NULL;
 	port_waiters = 0;	/* the parent's threads */
-	port_failed = false;
-	port_shared = false;
-	psock_port_touch_due = false;
+	psock_port_state = PSOCK_PORT_UNOPENED;
 	local_peer = false;
 	/* a client still waiting for its HELLO, and a server that has not
 	 * written its HELLO yet, go on with a port of their own; the others'
@@ -275,12 +274,15 @@ __attribute__((destructor)) static void psock_exit(void)
 			psock_close(fd);
 	/* a child may adopt it (psock_claim()); a thread that waits on it
 	 * still uses it (the pool frees a dead process's port) */
-	if (psock_port_ours && !port_shared && !port_waiters) {
+	if (psock_port_state == PSOCK_PORT_OWN && psock_port_ours &&
+	    !port_waiters) {
 		ps_port_t *p = psock_port_ours;
 
 		psock_port_ours = NULL;
 		ps_port_close(p);
 	}
+	/* a socket call after this (another destructor's) opens one again */
 	psock_port_ours = NULL;
+	psock_port_state = PSOCK_PORT_UNOPENED;
 	psock_unlock();
 }

@@ -7,8 +7,9 @@
  * descriptor), port.c (our port, the parent's after fork, the waits on
  * the NIC), setup.c (bind, connect, accept, the HELLO, close), send.c and
  * dispatch.c (messages out and in), chunk.c (received bytes until read),
- * stream.c (the data of one connection), wait.c (poll and select over
- * our sockets and the kernel's files), epoll.c, udp.c, alive.c
+ * stream.c (the data of one connection), wait.c (the one wait engine),
+ * poll.c (poll and select over our sockets and the kernel's files),
+ * epoll.c, block.c (the waits of the blocking calls), udp.c, alive.c
  * (keepalives), exec.c, signal.c (which signals ended a wait) and lock.c
  * (the library's lock).
  *
@@ -195,6 +196,14 @@ static inline int64_t psock_ms_now(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static inline int64_t psock_us_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* What the library did, printed at exit with PS_SOCK_DEBUG=1. */
 enum {
 	ST_POLL,		/* psock_poll calls */
@@ -317,8 +326,17 @@ bool psock_ipv4_of(const struct sockaddr *sa, socklen_t len, in_addr_t *a,
 extern ps_port_t *psock_port_ours PSOCK_HIDDEN;	/* opened on first use */
 /* the parent's, ours once it has gone */
 extern ps_port_t *psock_port_heir PSOCK_HIDDEN;
-/* we forked holding ours, and have not used it since */
-extern bool psock_port_touch_due PSOCK_HIDDEN;
+/* What our port is to this process. */
+enum psock_port_state {
+	PSOCK_PORT_UNOPENED,	/* opened on first use (psock_port()) */
+	PSOCK_PORT_NONE,	/* no NIC, or PS_SOCK=0: sockets stay the kernel's */
+	PSOCK_PORT_OWN,		/* ours alone: closed at exit */
+	PSOCK_PORT_FORKED,	/* we forked holding it and have not used it
+				 * since: the next use touches it, so the
+				 * child does not adopt it */
+	PSOCK_PORT_SHARED,	/* a child may hold it: it stays open at exit */
+};
+extern enum psock_port_state psock_port_state PSOCK_HIDDEN;
 /* Our port, opened on first use; NULL without a NIC (or PS_SOCK=0). */
 ps_port_t *psock_port(void);
 /* A connection with a peer on node: on this node, waits stop spinning. */
@@ -545,26 +563,64 @@ void psock_udp_in(unsigned int node, int fport, uint16_t src, uint16_t dst,
 		  in_addr_t sent_to,
 		  const uint8_t *data, size_t len);
 
-/* ---- wait.c ---- */
-/* An empty poll(), select() or epoll_wait() without a timeout: if this
- * thread spins in them, a short stall on the NIC; whether it stalled.
- * psock_idle_reset() after a call that found something or could wait. */
-bool psock_idle_stall(bool in_epoll);
-void psock_idle_reset(void);
+/* ---- wait.c: the one wait engine ---- */
+/* Its phases, in the order it tries them (wait.c says what each does). */
+enum psock_phase {
+	PSOCK_PHASE_LOOK,	/* our state, then the kernel's without waiting */
+	PSOCK_PHASE_SPIN,	/* the port checked a while, kernel files beside */
+	PSOCK_PHASE_STALL,	/* one wait on the NIC: only ours waited on */
+	PSOCK_PHASE_SLEEP,	/* in the kernel: its files, NIC and doorbell */
+	PSOCK_PHASE_IDLE,	/* a call without a timeout that keeps spinning */
+};
+#define PSOCK_PHASE_ON(phase)	(1u << (phase))
+
+struct psock_waiter;
+/* What a caller of the engine brings. */
+struct psock_wait_ops {
+	/* Our files' state: how many are ready; sets the waiter's only_ours,
+	 * soon, ours and full. */
+	int (*look)(struct psock_waiter *w);
+	/* Ask the kernel about the caller's files, and sleep at most wait_ms
+	 * on them and on wake[0..nwake) (the port's; their revents set):
+	 * how many of the caller's files are ready in all, or -1 and errno.
+	 * Sets kernel_woke; *asked_us when it asked (psock_us_now()). */
+	int (*ask)(struct psock_waiter *w, struct pollfd *wake, int nwake,
+		   int wait_ms, int64_t *asked_us);
+	unsigned int phases;	/* PSOCK_PHASE_ON() of those it uses */
+	int st_sleep;		/* its count of sleeps (ST_*) */
+	bool epoll;		/* its idle stalls count as epoll_wait's */
+};
+struct psock_waiter {
+	const struct psock_wait_ops *ops;
+	void *ctx;			/* the caller's */
+	int timeout_ms;			/* as poll's */
+	const sigset_t *mask;		/* as ppoll's, NULL: none */
+	bool only_ours;	/* no kernel file needs a sleep: a stall will do */
+	bool soon;	/* one of ours wants a look within PS_PORT_POLL_MS */
+	bool ours;	/* one of ours may be reported */
+	bool full;	/* no room for more: done */
+	bool kernel_woke;	/* the kernel spoke for one of ours: look again */
+};
 /*
- * poll() over fds that may include ours; timeout_ms as poll's.  mask
- * (NULL: none): the signal mask of the wait, as ppoll's: the kernel's
- * sleeps take it atomically, and a signal it lets through that came
- * while we checked the NIC is taken with it, then EINTR.
+ * Wait as w's caller asks: until something is ready, the timeout, or a
+ * signal (-1 EINTR).  mask: the kernel's sleeps take it atomically, and a
+ * signal it lets through that came while we checked the NIC is taken
+ * with it, then EINTR.
  */
-int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
-	       const sigset_t *mask);
+int psock_wait(struct psock_waiter *w);
 /* The kernel's poll() with that mask (ppoll), or without. */
 int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		      const sigset_t *mask);
 /* With a mask: a signal it lets through is pending; then it is taken
  * (its handler runs) and -1 EINTR; else 0. */
 int psock_mask_pending(const sigset_t *mask);
+
+/* ---- poll.c ---- */
+/* poll() over fds that may include ours; timeout_ms and mask as ppoll's. */
+int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
+	       const sigset_t *mask);
+
+/* ---- block.c: the waits of the blocking calls ---- */
 /*
  * Sleep until one of events holds on our fd, for a blocking call, with
  * the lock given up meanwhile: until the socket's SO_RCVTIMEO (POLLIN) or
