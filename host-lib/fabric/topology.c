@@ -15,29 +15,6 @@
 
 G_DEFINE_QUARK(fabric_topology_error, fabric_topology_error)
 
-/* eth and telegraphos: one switch or crossbar, node i on port i. */
-static bool eth_topology(unsigned nodes, const char *topology, GError **err)
-{
-    if (topology) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--topology does not apply to --kind eth (it is for "
-                    "ps1, myrinet and telegraphos)");
-        return false;
-    }
-    return true;
-}
-
-static bool tgr_topology(unsigned nodes, const char *topology, GError **err)
-{
-    if (topology) {
-        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--topology does not apply to --kind telegraphos (one "
-                    "crossbar, node i on port i)");
-        return false;
-    }
-    return true;
-}
-
 static bool ps1_topology(unsigned nodes, const char *topology, GError **err)
 {
     FabricPs1Shape shape;
@@ -52,18 +29,39 @@ static bool myri_topology(unsigned nodes, const char *topology, GError **err)
     return t != NULL;
 }
 
+/*
+ * A kind's rule: a check of the topology, or none for a kind that has
+ * one switch (or crossbar) with node i on port i, which takes no
+ * topology at all.
+ */
 typedef struct KindRule {
     const char *name;
     bool (*check)(unsigned nodes, const char *topology, GError **err);
+    const char *one_switch;     /* without check: what the switch is called */
 } KindRule;
 
 /* Indexed by the kind's id in frame headers (proto/base.h). */
 static const KindRule kind_rules[FABRIC_KIND_MAX + 1] = {
-    [FABRIC_KIND_ETH] = { "eth", eth_topology },
+    [FABRIC_KIND_ETH] = { "eth", NULL, "switch" },
     [FABRIC_KIND_PS1] = { "ps1", ps1_topology },
     [FABRIC_KIND_MYRINET] = { "myrinet", myri_topology },
-    [FABRIC_KIND_TELEGRAPHOS] = { "telegraphos", tgr_topology },
+    [FABRIC_KIND_TELEGRAPHOS] = { "telegraphos", NULL, "crossbar" },
 };
+
+static bool rule_check(const KindRule *rule, unsigned nodes,
+                       const char *topology, GError **err)
+{
+    if (rule->check) {
+        return rule->check(nodes, topology, err);
+    }
+    if (topology) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--topology does not apply to --kind %s (one %s, node "
+                    "i on port i)", rule->name, rule->one_switch);
+        return false;
+    }
+    return true;
+}
 
 unsigned fabric_kind_lookup(const char *name)
 {
@@ -82,7 +80,20 @@ const char *fabric_kind_name(unsigned id)
 
 const char *fabric_kind_names(void)
 {
-    return "eth, ps1, myrinet, telegraphos";
+    static gsize once;
+    static char *names;
+
+    if (g_once_init_enter(&once)) {
+        GString *s = g_string_new(NULL);
+
+        for (unsigned id = 1; id <= FABRIC_KIND_MAX; id++) {
+            g_string_append_printf(s, "%s%s", id > 1 ? ", " : "",
+                                   kind_rules[id].name);
+        }
+        names = g_string_free(s, FALSE);
+        g_once_init_leave(&once, 1);
+    }
+    return names;
 }
 
 bool fabric_ps1_shape(unsigned nodes, const char *topology,
@@ -147,7 +158,7 @@ bool fabric_topology_check(const char *kind, unsigned nodes,
                     FABRIC_MAX_NODES);
         return false;
     }
-    if (!kind_rules[id].check(nodes, topology, &why)) {
+    if (!rule_check(&kind_rules[id], nodes, topology, &why)) {
         g_set_error_literal(err, FABRIC_TOPOLOGY_ERROR,
                             FABRIC_TOPOLOGY_ERROR_TOPOLOGY, why->message);
         g_error_free(why);

@@ -420,8 +420,8 @@ static void test_bad_arguments(void)
         { { "--kind", "eth", "--nodes", "2", "--lockstep", "--hop-ns",
             "2000000000" }, "--hop-ns 2000000000 is out of range" },
         { { "--kind", "eth", "--nodes", "2", "--lockstep", "--topology",
-            "ring" }, "--topology does not apply to --kind eth (it is for "
-          "ps1, myrinet and telegraphos)" },
+            "ring" }, "--topology does not apply to --kind eth (one switch, "
+          "node i on port i)" },
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -132,7 +132,8 @@ static void test_myrinet(void)
 static void test_no_topology(void)
 {
     refused("eth", 4, "ring", FABRIC_TOPOLOGY_ERROR_TOPOLOGY,
-            "--topology does not apply to --kind eth");
+            "--topology does not apply to --kind eth (one switch, node i "
+            "on port i)");
     refused("telegraphos", 4, "torus:2x2", FABRIC_TOPOLOGY_ERROR_TOPOLOGY,
             "--topology does not apply to --kind telegraphos (one "
             "crossbar, node i on port i)");
