@@ -9,7 +9,8 @@
 # dynamically, so the image gets libmpi and the rest through ldd.
 MPICC := mpicc
 APPS_MPI_DIR := images/guest-tools/mpi
-APPS_MPI_PROGS := $(B)/guest/bin/mpitest $(B)/guest/bin/heat $(B)/guest/bin/mpipingpong
+APPS_MPI_PROGS := $(B)/guest/bin/mpitest $(B)/guest/bin/heat $(B)/guest/bin/mpipingpong \
+	$(B)/guest/bin/mpipattern
 GUEST_TOOLS += $(APPS_MPI_PROGS)
 $(APPS_MPI_PROGS): $(B)/guest/bin/%: $(APPS_MPI_DIR)/%.c $(GUEST_TOOL_COMMON)
 	@mkdir -p $(dir $@)
