@@ -4,7 +4,7 @@
  * phase with a checked result (docs/apps.md).
  *
  *   mpirun -n N mpipattern [--phase NAME]... [--scale F] [--seed S]
- *                          [--deadline SECS] [--fault] [--list]
+ *                          [--deadline SECS] [--window N] [--fault] [--list]
  *
  * The phases (all by default, in this order; --phase picks some, in the
  * order given):
@@ -39,7 +39,8 @@
  * ranks; a rank whose wait loop goes past the deadline (default 300 s
  * after the phase began) says what it waits for and aborts the job.
  * --scale multiplies the message counts (and the transpose's matrix
- * size), --fault makes the last rank flip a bit of the first data it
+ * size), --window sets alltoall-any's receives and sends in flight
+ * (default 16; 1 is RandomAccess's own), --fault makes the last rank flip a bit of the first data it
  * gets in each phase, which every phase must catch.
  */
 #include <getopt.h>
@@ -60,6 +61,7 @@ static struct {
 	uint64_t seed;
 	double deadline;	/* seconds a wait loop may take; 0: for ever */
 	int fault;		/* --fault: the last rank spoils what it gets */
+	int window;		/* --window: alltoall-any's requests each way */
 	/* the phase running: its name, what this rank sent and found */
 	const char *phase;
 	long long bytes, msgs;
@@ -236,13 +238,14 @@ static int right_of(int r)
 /*
  * Every rank sends A2A_PER messages to every other rank, to destinations
  * in random order, each 8 to 64 bytes: sequence number, source and
- * destination, then the pattern. A2A_WINDOW receives from any source
+ * destination, then the pattern. --window receives from any source
  * with any tag stay posted and are reposted as they complete; as many
  * sends may be under way. Messages from one source must fill the
  * receives in the order they were posted (MPI's non-overtaking rule).
  */
 #define A2A_PER 1000
-#define A2A_WINDOW 16
+#define A2A_WINDOW 16	/* default of --window */
+#define A2A_WINDOW_MAX 1024
 #define A2A_MIN 8
 #define A2A_MAX 64
 #define A2A_WORK 64
@@ -296,28 +299,29 @@ static void phase_alltoall_any(void)
 	long per = scaled(A2A_PER), expect = per * (n - 1);
 	long *sent = xmalloc(n * sizeof(*sent));
 	long *postno = xmalloc((size_t)n * per * sizeof(*postno));
-	unsigned char (*sbuf)[A2A_MAX] = xmalloc(A2A_WINDOW * sizeof(*sbuf));
-	unsigned char (*rbuf)[A2A_MAX] = xmalloc(A2A_WINDOW * sizeof(*rbuf));
-	MPI_Request sreq[A2A_WINDOW], rreq[A2A_WINDOW];
-	long rpost[A2A_WINDOW];
+	int win = run.window;
+	unsigned char (*sbuf)[A2A_MAX] = xmalloc(win * sizeof(*sbuf));
+	unsigned char (*rbuf)[A2A_MAX] = xmalloc(win * sizeof(*rbuf));
+	MPI_Request *sreq = xmalloc(win * sizeof(*sreq)), *rreq = xmalloc(win * sizeof(*rreq));
+	long *rpost = xmalloc(win * sizeof(*rpost));
 	long to_send = expect, posted = 0, received = 0, busy_sends = 0;
 	uint64_t ran = key(PH_A2A, me, -1, -1);
 
 	memset(sent, 0, n * sizeof(*sent));
 	for (long i = 0; i < (long)n * per; i++)
 		postno[i] = -1;
-	for (int s = 0; s < A2A_WINDOW; s++)
+	for (int s = 0; s < win; s++)
 		sreq[s] = rreq[s] = MPI_REQUEST_NULL;
 
 	timer_start();
-	for (int s = 0; s < A2A_WINDOW && posted < expect; s++, posted++) {
+	for (int s = 0; s < win && posted < expect; s++, posted++) {
 		rpost[s] = posted;
 		MPI_Irecv(rbuf[s], A2A_MAX, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
 			  MPI_COMM_WORLD, &rreq[s]);
 	}
 	while (received < expect || busy_sends) {
 		/* each send slot: test it, and when it is free, send the next */
-		for (int s = 0; s < A2A_WINDOW; s++) {
+		for (int s = 0; s < win; s++) {
 			int done = 1;
 
 			if (sreq[s] != MPI_REQUEST_NULL) {
@@ -347,7 +351,7 @@ static void phase_alltoall_any(void)
 		}
 		int idx, flag;
 		MPI_Status st;
-		MPI_Testany(A2A_WINDOW, rreq, &idx, &flag, &st);
+		MPI_Testany(win, rreq, &idx, &flag, &st);
 		if (flag && idx != MPI_UNDEFINED) {
 			spoil(rbuf[idx]);
 			a2a_check(rbuf[idx], &st, rpost[idx], per, postno);
@@ -381,6 +385,9 @@ static void phase_alltoall_any(void)
 	free(postno);
 	free(sbuf);
 	free(rbuf);
+	free(sreq);
+	free(rreq);
+	free(rpost);
 }
 
 /* --- ibarrier-iallreduce ------------------------------------------------------- */
@@ -894,7 +901,8 @@ static int run_phase(const struct phase *p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N mpipattern [--phase NAME]... [--scale F] [--seed S] [--deadline SECS] [--fault] [--list]\n"
+	fprintf(f, "usage: mpirun -n N mpipattern [--phase NAME]... [--scale F] [--seed S] [--deadline SECS]\n"
+		"                  [--window N] [--fault] [--list]\n"
 		"  (N >= 2; phases:");
 	for (int i = 0; i < NPHASES; i++)
 		fprintf(f, " %s", phases[i].name);
@@ -933,6 +941,7 @@ static int parse(int argc, char **argv, int *pick, int *npick)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "deadline", required_argument, NULL, 'd' },
 		{ "fault", no_argument, NULL, 'f' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -984,6 +993,18 @@ static int parse(int argc, char **argv, int *pick, int *npick)
 		case 'f':
 			run.fault = 1;
 			break;
+		case 'w': {
+			long w = strtol(optarg, &end, 10);
+
+			if (*end || w < 1 || w > A2A_WINDOW_MAX) {
+				if (err)
+					fprintf(err, "mpipattern: --window %s: not a number from 1 to %d\n",
+						optarg, A2A_WINDOW_MAX);
+				return 2;
+			}
+			run.window = (int)w;
+			break;
+		}
 		case 'l':
 			for (int i = 0; run.rank == 0 && i < NPHASES; i++)
 				printf("%s\n", phases[i].name);
@@ -1016,6 +1037,7 @@ int main(int argc, char **argv)
 	run.scale = 1;
 	run.seed = 1;
 	run.deadline = 300;
+	run.window = A2A_WINDOW;
 	int rc = parse(argc, argv, pick, &npick);
 	if (rc < 0 && run.nranks < 2) {
 		if (run.rank == 0)
@@ -1033,8 +1055,8 @@ int main(int argc, char **argv)
 
 	int hosts = count_hosts();
 	if (run.rank == 0) {
-		printf("mpipattern: %d ranks on %d host%s, scale %g, seed %llu\n", run.nranks, hosts,
-		       hosts == 1 ? "" : "s", run.scale, (unsigned long long)run.seed);
+		printf("mpipattern: %d ranks on %d host%s, scale %g, seed %llu, window %d\n", run.nranks,
+		       hosts, hosts == 1 ? "" : "s", run.scale, (unsigned long long)run.seed, run.window);
 		fflush(stdout);
 	}
 	for (int i = 0; i < npick; i++)
