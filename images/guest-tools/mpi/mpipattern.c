@@ -40,8 +40,9 @@
  * after the phase began) says what it waits for and aborts the job.
  * --scale multiplies the message counts (and the transpose's matrix
  * size), --window sets alltoall-any's receives and sends in flight
- * (default 16; 1 is RandomAccess's own), --fault makes the last rank flip a bit of the first data it
- * gets in each phase, which every phase must catch.
+ * (default 16; 1 is RandomAccess's own), --fault makes the last rank
+ * flip a bit of the first data it gets in each phase, which every phase
+ * must catch.
  */
 #include <getopt.h>
 #include <math.h>
