@@ -13,6 +13,7 @@ libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 tshark iproute2 procps gnuplot-nox
 gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
 strace netpipe-tcp pvm pvm-examples pvm-dev openmpi-bin libopenmpi-dev dropbear-bin
+hpcc iperf3 sockperf qperf
 "
 
 if [ "$(id -u)" != 0 ]; then

@@ -86,10 +86,16 @@ static bool spin(int us, int64_t *t)
  * and over, and finds nothing, spins (Open MPI's progress loop); on the
  * emulator its CPU takes the host's time from the fabric and the other
  * node, which bring what it waits for.  So once IDLE_CALLS such calls
- * came within IDLE_CALLS * PS_SOCK_IDLE_GAP_US (0: never), while the
- * port may spin and no other task of the node waits for a CPU, each
- * further empty one stalls on the NIC (one WAIT read, which a packet
- * ends at once).  That goes on while the calls keep coming that close.
+ * came within IDLE_CALLS * PS_SOCK_IDLE_GAP_US (0: never), with no
+ * message in or out between them, while the port may spin and no other
+ * task of the node waits for a CPU, each further empty one stalls on the
+ * NIC (one WAIT read, which a packet ends at once).  That goes on while
+ * the calls keep coming that close and no message moves.
+ * Only a wait for an answer stalls: from a message out until one comes
+ * in.  A thread that goes on asking after a message came in, without
+ * sending, works between its calls (MPI_Test loops in HPCC's
+ * RandomAccess); a stall would hold its work back, and its peers' with
+ * it.  So does one whose stall no packet ended, until it sends again.
  */
 #define IDLE_CALLS	32
 #define IDLE_STALL_MS	1	/* rounded up to one WAIT read */
@@ -100,6 +106,10 @@ static __thread int idle_calls;
 static __thread unsigned int idle_stalls;
 static __thread int64_t idle_since_us, idle_last_us;
 static __thread bool idle_spinning;
+/* messages out and in at the last empty call; whether the thread waits
+ * for an answer (nothing came in since it sent) */
+static __thread unsigned long idle_out, idle_in;
+static __thread bool idle_answer_due;
 
 /* Whether no task of the node waits for a CPU: /proc/loadavg's runnable
  * tasks (this one among them) are at most the CPUs. */
@@ -138,8 +148,20 @@ static bool idle_spins(void)
 {
 	int64_t now;
 	int64_t window = (int64_t)IDLE_CALLS * psock_options()->idle_gap_us;
+	unsigned long out, in;
 
 	if (!window)
+		return false;
+	out = __atomic_load_n(&psock_stats[ST_MSG_OUT], __ATOMIC_RELAXED);
+	in = __atomic_load_n(&psock_stats[ST_MSG_IN], __ATOMIC_RELAXED);
+	if (out != idle_out || in != idle_in) {	/* messages moved */
+		idle_answer_due = out != idle_out;
+		idle_out = out;
+		idle_in = in;
+		idle_reset();
+		return false;
+	}
+	if (!idle_answer_due)
 		return false;
 	if (!idle_spinning) {
 		if (!idle_calls++)
@@ -180,7 +202,8 @@ static bool idle_stall(const struct psock_wait_ops *ops)
 		if (ops->epoll)
 			STAT(ST_IDLE_STALL_EPOLL);
 		psock_lock();
-		psock_port_wait(IDLE_STALL_MS);
+		if (!psock_port_wait(IDLE_STALL_MS))
+			idle_answer_due = false;	/* not the network's turn */
 		psock_unlock();
 		idle_last_us = psock_us_now();
 	}
