@@ -9,6 +9,14 @@
 #include <unistd.h>
 
 #define AGENT_TIMEOUT_US (15 * G_USEC_PER_SEC)
+/*
+ * A node's guest agent has one channel, which one client holds at a time.
+ * A command that runs longer than this gives it up between its polls, so
+ * that another `vcluster exec` on the node gets its turn.
+ */
+#define EXEC_HOLD_US (200 * 1000)
+#define EXEC_POLL_MAX_MS 20
+#define EXEC_POLL_RELEASED_MS 50
 
 static Cluster *load_named(const char *cmd, const char *name)
 {
@@ -45,7 +53,8 @@ static void write_prefixed(FILE *f, const char *prefix, GBytes *data)
 
 typedef struct {
     int node;
-    JsonChan *ch;
+    char *sock;                 /* the node's guest agent */
+    JsonChan *ch;               /* NULL while given up (EXEC_HOLD_US) */
     gint64 pid;
     gboolean done;
     AgentExecResult res;
@@ -124,10 +133,10 @@ int cmd_exec(int argc, char **argv)
     for (guint j = 0; j < nodes->len; j++) {
         ExecJob *job = &jobs[j];
         job->node = g_array_index(nodes, int, j);
-        g_autofree char *sock = cluster_node_file(c, job->node, "qga.sock");
+        job->sock = cluster_node_file(c, job->node, "qga.sock");
         g_clear_error(&err);
-        job->ch = agent_open(sock, g_get_monotonic_time() + AGENT_TIMEOUT_US,
-                             &err);
+        job->ch = agent_open(job->sock,
+                             g_get_monotonic_time() + AGENT_TIMEOUT_US, &err);
         if (job->ch) {
             job->pid = agent_exec_start(job->ch, remote, !detach, input,
                                         &err);
@@ -158,7 +167,12 @@ int cmd_exec(int argc, char **argv)
                 continue;
             }
             g_clear_error(&err);
-            if (agent_exec_poll(job->ch, job->pid, &job->res, &err)) {
+            if (!job->ch) {
+                job->ch = agent_open(job->sock, g_get_monotonic_time() +
+                                     AGENT_TIMEOUT_US, &err);
+            }
+            if (job->ch && agent_exec_poll(job->ch, job->pid, &job->res,
+                                           &err)) {
                 g_autofree char *prefix = many ? g_strdup_printf(
                                                      "node%d: ", job->node)
                                                : NULL;
@@ -183,7 +197,13 @@ int cmd_exec(int argc, char **argv)
                 g_autofree char *kill_cmd = g_strdup_printf(
                     "kill -9 %" G_GINT64_FORMAT, job->pid);
                 char *killer[] = { "/bin/sh", "-c", kill_cmd, NULL };
-                agent_exec_start(job->ch, killer, FALSE, NULL, NULL);
+                if (!job->ch) {
+                    job->ch = agent_open(job->sock, g_get_monotonic_time() +
+                                         AGENT_TIMEOUT_US, NULL);
+                }
+                if (job->ch) {
+                    agent_exec_start(job->ch, killer, FALSE, NULL, NULL);
+                }
                 g_printerr("vcluster exec: node%d: timed out after %d s\n",
                            job->node, timeout);
                 job->res.exitcode = 124;
@@ -192,8 +212,16 @@ int cmd_exec(int argc, char **argv)
             }
         }
         if (pending > 0) {
+            gboolean release = g_get_monotonic_time() - start > EXEC_HOLD_US;
+
+            for (guint j = 0; release && j < nodes->len; j++) {
+                if (!jobs[j].done) {
+                    g_clear_pointer(&jobs[j].ch, jsonchan_close);
+                }
+            }
             vc_sleep_ms(delay_ms);
-            delay_ms = MIN(delay_ms * 2, 20);
+            delay_ms = MIN(delay_ms * 2, release ? EXEC_POLL_RELEASED_MS
+                                                 : EXEC_POLL_MAX_MS);
         }
     }
     for (guint j = 0; j < nodes->len; j++) {
@@ -202,6 +230,7 @@ int cmd_exec(int argc, char **argv)
         }
         agent_exec_result_clear(&jobs[j].res);
         jsonchan_close(jobs[j].ch);
+        g_free(jobs[j].sock);
     }
     g_free(jobs);
     cluster_free(c);
