@@ -12,8 +12,8 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * nodedeath sigstorm spin (the default: all but death, idle and
- * nodedeath).
+ * nodedeath sigstorm spin earlyclose (the default: all but death, idle
+ * and nodedeath).
  * "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
@@ -28,7 +28,10 @@
  * node meanwhile).  "sigstorm": a thread signals the main one, one
  * signal at a time, while it echoes small writes.  "spin": the client
  * waits for each echo in poll() and epoll_wait() without a timeout, over
- * and over, as Open MPI's progress loop does.  A case starts with
+ * and over, as Open MPI's progress loop does.  "earlyclose": the client
+ * closes a connection without reading anything (its server wrote
+ * nothing); the server then reads the end and asks getpeername(), and
+ * says what it got on a second connection.  A case starts with
  * one byte, its number, which the client writes before it reads
  * anything.
  */
@@ -62,7 +65,7 @@ static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
 	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
-	"sigstorm", "spin",
+	"sigstorm", "spin", "earlyclose",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -218,6 +221,32 @@ static void serve_peer_names(int fd)
 	write_all(fd, &same, 1);
 }
 
+/*
+ * earlyclose: the first connection's client closes without reading; what
+ * a read and getpeername() then say is written on the second.
+ */
+static void serve_early_close(int fd)
+{
+	static char report[96];
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	uint8_t b;
+	ssize_t n;
+	int rn, rp;
+
+	if (report[0]) {
+		write_all(fd, report, sizeof(report));
+		report[0] = 0;
+		return;
+	}
+	msleep(400);
+	n = read(fd, &b, 1);
+	rn = n < 0 ? errno : 0;
+	rp = getpeername(fd, (struct sockaddr *)&a, &len) ? errno : 0;
+	snprintf(report, sizeof(report), "read %zd %s, getpeername %s", n,
+		 err_name(rn), err_name(rp));
+}
+
 static void serve(int fd, unsigned int c)
 {
 	uint8_t buf[4096];
@@ -293,6 +322,9 @@ static void serve(int fd, unsigned int c)
 		write_all(fd, buf, 100);
 		while (read(fd, buf, sizeof(buf)) > 0)
 			;
+		break;
+	case 25:	/* earlyclose: its report on the next connection */
+		serve_early_close(fd);
 		break;
 	case 18:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
@@ -1502,6 +1534,22 @@ static int spin_for(int fd, int pipe_rd, int ep, bool use_epoll)
 	}
 }
 
+/* The server's view of a connection we closed without reading. */
+static void case_early_close(int fd)
+{
+	char report[96] = "";
+
+	msleep(200);
+	close(fd);
+	fd = dial(25, 0);
+	CHECK(fd >= 0 && read_all(fd, report, sizeof(report)) == 1 &&
+	      !strcmp(report, "read 0 0, getpeername 0"),
+	      "earlyclose: closed unread, the server reads the end: %s",
+	      report[0] ? report : "no report");
+	if (fd >= 0)
+		close(fd);
+}
+
 static void case_spin(int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
@@ -1599,6 +1647,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 22: case_nodedeath(fd); break;
 		case 23: case_sigstorm(fd); break;
 		case 24: case_spin(fd); break;
+		case 25: case_early_close(fd); fd = -1; break;
 		}
 		if (fd >= 0)
 			close(fd);

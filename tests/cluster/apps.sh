@@ -15,8 +15,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test "${APPS_NAME:-apps}" "${1:-direct}"
-checks=16
-[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 2))
+checks=18
+[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 5))
 [ -n "${APPS_NO_PVM:-}" ] && checks=$((checks - 4))
 [ -n "${APPS_PRELOAD:-}" ] && [ -z "${APPS_NO_PVM:-}" ] && checks=$((checks + 1))
 plan $checks
@@ -179,6 +179,73 @@ mpi_ports() {
 	done
 }
 [ -n "${APPS_PRELOAD:-}" ] && check "$mode: mpitest's connections between the 4 ranks went over ports" mpi_ports
+# --- the patterns of real MPI codes (mpipattern, docs/apps.md) --------------
+# Every phase's results checked by the program.  Under the socket layer
+# the same program runs first on kernel TCP in the same VMs, and each
+# phase may take at most PATTERN_SLOWER times as long plus PATTERN_SLACK
+# seconds: ps1's link (20 MB/s) carries the bulk phases (transpose,
+# mixed) at a quarter of kernel TCP's rate over virtio-net at worst, and
+# a pathology (RandomAccess's test loops stalled: 146x) is far beyond.
+PATTERN_SLOWER=8 PATTERN_SLACK=20
+# pattern_run OUT [MPIRUN-ARGS]: mpipattern on 4 ranks; its lines in OUT
+pattern_run() {
+	_out=$1; shift
+	vc exec -t 600 0 -- "mpirun $* -n 4 mpipattern" > "$_out" 2>&1 &&
+		grep -qx 'mpipattern: all phases ok' "$_out" || { cat "$_out"; return 1; }
+}
+pattern() {
+	pattern_run "$tmp/pattern" || return 1
+	[ "$(grep -c '^phase [a-z-]* ok ' "$tmp/pattern")" = 5 ] || { cat "$tmp/pattern"; return 1; }
+}
+check "$mode: mpirun -n 4 mpipattern: all-to-all with wildcard receives and test loops, nonblocking collectives, many requests, transposes, mixed sizes" pattern
+# exec_probe OUT: `vcluster exec` on nodes 0 and 1, again and again, until
+# $tmp/probe.stop exists; the slowest answer's seconds in OUT
+exec_probe() {
+	_slow=0
+	while [ ! -e "$tmp/probe.stop" ]; do
+		for _n in 0 1; do
+			_t0=$(date +%s%N)
+			vc exec -t 60 $_n -- true > /dev/null 2>&1 || _slow=99999
+			_t=$(( ($(date +%s%N) - _t0) / 1000000 ))
+			[ "$_t" -gt "$_slow" ] && _slow=$_t
+		done
+		sleep 1
+	done
+	echo "$_slow" > "$1"
+}
+if [ -n "${APPS_PRELOAD:-}" ]; then
+	# the same program over the socket layer, with every node's library
+	# logging (which connections went over ports), while vcluster exec
+	# is asked on two of the nodes: each answer within 30 s, a bound that
+	# only a hang fails (the benchmark measures it)
+	pattern_ports() {
+		vc exec all -- 'rm -f /tmp/psock-pattern.log' > /dev/null
+		rm -f "$tmp/probe.stop" "$tmp/probe"
+		exec_probe "$tmp/probe" &
+		pattern_run "$tmp/pattern-ps" -x LD_PRELOAD=$APPS_PRELOAD -x PS_SOCK_DEBUG=/tmp/psock-pattern.log
+		_rc=$?
+		touch "$tmp/probe.stop"; wait
+		[ $_rc = 0 ] || return 1
+		out=$(vc exec all -- 'grep -c "sends over ports" /tmp/psock-pattern.log' 2>&1)
+		for n in 0 1 2 3; do
+			got=$(echo "$out" | sed -n "s/^node$n: //p")
+			[ "${got:-0}" -ge 3 ] || { echo "node$n: ${got:-?} connections over ports"; return 1; }
+		done
+	}
+	check "$mode: mpipattern over the socket layer: every phase ok, the ranks' connections over ports" pattern_ports
+	check "$mode: vcluster exec on nodes 0 and 1 answered within 30 s while mpipattern ran ($(cat "$tmp/probe" 2>/dev/null) ms at most)" \
+		sh -c "test \"\$(cat '$tmp/probe' 2>/dev/null || echo 99999)\" -le 30000"
+	pattern_bound() {
+		awk -v slower=$PATTERN_SLOWER -v slack=$PATTERN_SLACK '
+			FNR == 1 { f++ }
+			/^phase / { s = $0; sub(/.*seconds=/, "", s); sub(/ .*/, "", s); t[f, $2] = s + 0; names[$2] = 1 }
+			END { for (p in names) {
+				printf "%s %.2f/%.2f s; ", p, t[1, p], t[2, p] > "/dev/stderr"
+				if (!((1, p) in t) || !((2, p) in t) || t[2, p] > slower * t[1, p] + slack) bad = 1 }
+			exit bad }' "$tmp/pattern" "$tmp/pattern-ps" 2> "$tmp/pattern-cmp"
+	}
+	check "$mode: no phase over the socket layer beyond ${PATTERN_SLOWER}x kernel TCP's + ${PATTERN_SLACK} s" pattern_bound
+fi
 # the comparison is not vacuous: one point off by 1e-9 fails both checks
 flip() {
 	out=$(vc mpirun -n 4 heat -n 64 -i 40 -F 2>&1)
@@ -197,8 +264,18 @@ rankfail() {
 		{ echo "rc=$rc $out"; return 1; }
 }
 check "$mode: mpirun fails with the exit of a rank that fails (rank 2)" rankfail
+# mpipattern's checks are not vacuous: a bit flipped in each phase fails it
+pattern_fault() {
+	vc exec -t 600 0 -- "mpirun -n 4 mpipattern --fault --scale 0.2" > "$tmp/pattern-fault" 2>&1
+	[ $? = 1 ] && [ "$(grep -c '^phase [a-z-]* FAIL ' "$tmp/pattern-fault")" = 5 ] ||
+		{ cat "$tmp/pattern-fault"; return 1; }
+}
+check "$mode: mpipattern --fault (one bit flipped in each phase) fails every phase" pattern_fault
 
 check "$mode: guest dmesg is clean" sh -c "! $VCLUSTER exec all -- 'dmesg | grep -E \"BUG|Oops|segfault|WARNING\"'"
 vc down > /dev/null
 check_fails "$mode: down leaves no QEMU" pgrep -f "vc-$name-node"
 echo "  $mode: NetPIPE $(cat "$tmp/np" 2>/dev/null); $(cat "$tmp/heat" 2>/dev/null); $(( $(date +%s) - t0 )) s"
+if [ -s "$tmp/pattern-cmp" ]; then
+	echo "  $mode: mpipattern, kernel TCP/socket layer: $(cat "$tmp/pattern-cmp")"
+fi

@@ -237,6 +237,24 @@ void psock_decide(int fd, struct psock_conn *c)
 
 /* ---- tear-down ---- */
 
+/*
+ * A client that closes before it read its server's HELLO: the HELLO is
+ * the library's, not the program's, so it is read off first.  Unread
+ * bytes make the kernel's close a reset (RST), where the program, which
+ * read all its server sent, closes with a FIN: the server's Open MPI
+ * then found its accepted connection gone (getpeername: ENOTCONN).
+ */
+static void hello_drop(int fd)
+{
+	struct psock_hello h;
+	ssize_t n = sys_recv(fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+
+	if (n > 0 && !memcmp(h.magic, PSOCK_MAGIC_ANY,
+			     (size_t)n < strlen(PSOCK_MAGIC_ANY) ?
+			     (size_t)n : strlen(PSOCK_MAGIC_ANY)))
+		sys_recv(fd, &h, n, MSG_DONTWAIT);
+}
+
 void psock_close(int fd)
 {
 	struct psock_conn *c = psock_get(fd);
@@ -249,6 +267,8 @@ void psock_close(int fd)
 			c->kfd = psock_fd_of(c);
 		return;
 	}
+	if (c->state == PSOCK_UNDECIDED && !c->shared)
+		hello_drop(fd);
 	/* another process may hold it still: its end is the kernel's FIN */
 	if (c->state != PSOCK_KERNEL && c->state != PSOCK_INHERITED &&
 	    !c->shared && c->tx_state == PSOCK_TX_PORTS && !c->reset) {
