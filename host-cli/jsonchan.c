@@ -3,6 +3,7 @@
 #include "vcluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #define JSONCHAN_MAX_LINE (64 * 1024 * 1024)
+#define JSONCHAN_CONNECT_US (15 * G_USEC_PER_SEC)
 
 struct JsonChan {
     int fd;
@@ -28,10 +30,22 @@ JsonChan *jsonchan_connect(const char *path, GError **err)
         return NULL;
     }
     strcpy(sa.sun_path, path);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    /*
+     * Not blocking: a QEMU chardev serves one client, and while another
+     * holds it a full backlog would hold connect() for as long.
+     */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    gint64 deadline = g_get_monotonic_time() + JSONCHAN_CONNECT_US;
+    int rc = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    while (rc < 0 && errno == EAGAIN &&
+           g_get_monotonic_time() < deadline) {
+        vc_sleep_ms(10);
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    }
+    if (rc < 0 || fcntl(fd, F_SETFL, 0) < 0) {
         g_set_error(err, VC_ERROR, errno, "cannot connect to %s: %s", path,
-                    g_strerror(errno));
+                    errno == EAGAIN ? "busy (another client holds it)"
+                                    : g_strerror(errno));
         if (fd >= 0) {
             close(fd);
         }
