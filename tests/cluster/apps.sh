@@ -16,7 +16,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 cluster_test "${APPS_NAME:-apps}" "${1:-direct}"
 checks=18
-[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 5))
+[ -n "${APPS_PRELOAD:-}" ] && checks=$((checks + 4))
 [ -n "${APPS_NO_PVM:-}" ] && checks=$((checks - 4))
 [ -n "${APPS_PRELOAD:-}" ] && [ -z "${APPS_NO_PVM:-}" ] && checks=$((checks + 1))
 plan $checks
@@ -186,11 +186,11 @@ mpi_ports() {
 # seconds: ps1's link (20 MB/s) carries the bulk phases (transpose,
 # mixed) at a quarter of kernel TCP's rate over virtio-net at worst, and
 # a pathology (RandomAccess's test loops stalled: 146x) is far beyond.
-PATTERN_SLOWER=8 PATTERN_SLACK=20
+PATTERN_SLOWER=8 PATTERN_SLACK=20 PATTERN_SCALE=0.3
 # pattern_run OUT [MPIRUN-ARGS]: mpipattern on 4 ranks; its lines in OUT
 pattern_run() {
 	_out=$1; shift
-	vc exec -t 600 0 -- "mpirun $* -n 4 mpipattern" > "$_out" 2>&1 &&
+	vc exec -t 600 0 -- "mpirun $* -n 4 mpipattern --scale $PATTERN_SCALE" > "$_out" 2>&1 &&
 		grep -qx 'mpipattern: all phases ok' "$_out" || { cat "$_out"; return 1; }
 }
 pattern() {
@@ -264,13 +264,15 @@ rankfail() {
 		{ echo "rc=$rc $out"; return 1; }
 }
 check "$mode: mpirun fails with the exit of a rank that fails (rank 2)" rankfail
-# mpipattern's checks are not vacuous: a bit flipped in each phase fails it
+# mpipattern's checks are not vacuous: a bit flipped in each phase fails
+# it (once, on kernel TCP: the checks are the program's, not the layer's)
 pattern_fault() {
-	vc exec -t 600 0 -- "mpirun -n 4 mpipattern --fault --scale 0.2" > "$tmp/pattern-fault" 2>&1
+	vc exec -t 600 0 -- "mpirun -n 4 mpipattern --fault --scale 0.1" > "$tmp/pattern-fault" 2>&1
 	[ $? = 1 ] && [ "$(grep -c '^phase [a-z-]* FAIL ' "$tmp/pattern-fault")" = 5 ] ||
 		{ cat "$tmp/pattern-fault"; return 1; }
 }
-check "$mode: mpipattern --fault (one bit flipped in each phase) fails every phase" pattern_fault
+[ -z "${APPS_PRELOAD:-}" ] &&
+	check "$mode: mpipattern --fault (one bit flipped in each phase) fails every phase" pattern_fault
 
 check "$mode: guest dmesg is clean" sh -c "! $VCLUSTER exec all -- 'dmesg | grep -E \"BUG|Oops|segfault|WARNING\"'"
 vc down > /dev/null
