@@ -2,6 +2,9 @@
 /* Cluster run directory, saved state and build paths. */
 #include "vcluster.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +50,40 @@ gboolean vc_name_valid(const char *name, GError **err)
 char *vc_cluster_dir(const char *name)
 {
     return g_build_filename(vc_run_base(), name, NULL);
+}
+
+gboolean vc_cluster_lock(const char *name, int timeout_s, GError **err)
+{
+    g_autofree char *file = g_strdup_printf(".%s.lock", name);
+    g_autofree char *path = g_build_filename(vc_run_base(), file, NULL);
+    gint64 deadline = g_get_monotonic_time() +
+                      (gint64)timeout_s * G_USEC_PER_SEC;
+    gboolean said = FALSE;
+    int fd;
+
+    g_mkdir_with_parents(vc_run_base(), 0755);
+    /* close-on-exec: a QEMU or fabricd we start must not hold it */
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        g_set_error(err, VC_ERROR, errno, "%s: %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno != EWOULDBLOCK || g_get_monotonic_time() > deadline) {
+            g_set_error(err, VC_ERROR, errno,
+                        "another vcluster is starting or stopping cluster "
+                        "'%s' (%s is locked)", name, path);
+            close(fd);
+            return FALSE;
+        }
+        if (!said) {
+            g_printerr("vcluster: waiting for another vcluster that starts "
+                       "or stops cluster '%s'\n", name);
+            said = TRUE;
+        }
+        vc_sleep_ms(100);
+    }
+    return TRUE;    /* fd stays open: the lock is ours until we exit */
 }
 
 static char *find_top(void)

@@ -400,6 +400,11 @@ int up_cluster(const UpOptions *o, const char *cmd, Cluster **out)
         return 1;
     }
 
+    if (!vc_cluster_lock(cname, VC_LOCK_TIMEOUT_S, &err)) {
+        g_printerr("vcluster %s: %s\n", cmd, err->message);
+        vc_paths_clear(&paths);
+        return 1;
+    }
     /* A live cluster of that name is an error; a dead one is cleaned up. */
     Cluster *old = cluster_load(cname, NULL);
     if (old) {
@@ -545,6 +550,15 @@ int cmd_down(int argc, char **argv)
     }
     int rc = 0;
     for (guint i = 0; i < names->len; i++) {
+        if (((char *)names->pdata[i])[0] == '.') {
+            continue;   /* a cluster's lock, not a cluster */
+        }
+        if (!vc_cluster_lock(names->pdata[i], VC_LOCK_TIMEOUT_S, &err)) {
+            g_printerr("vcluster down: %s\n", err->message);
+            g_clear_error(&err);
+            rc = 1;
+            continue;
+        }
         Cluster *c = cluster_load(names->pdata[i], &err);
         if (!c) {
             g_printerr("vcluster down: %s\n", err->message);

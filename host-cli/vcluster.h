@@ -113,6 +113,14 @@ typedef struct {
 const char *vc_run_base(void);
 gboolean vc_name_valid(const char *name, GError **err);
 char *vc_cluster_dir(const char *name);
+/*
+ * Hold cluster `name` against other vclusters that start or stop it
+ * (up, run, down), until this process exits; wait at most timeout_s.
+ * Without it, a `down` during an `up` removed the run directory under
+ * the booting QEMUs, whose PIDs were then lost: orphan VMs.
+ */
+#define VC_LOCK_TIMEOUT_S 600
+gboolean vc_cluster_lock(const char *name, int timeout_s, GError **err);
 gboolean vc_paths_find(VcPaths *p, GError **err);
 void vc_paths_clear(VcPaths *p);
 
