@@ -377,7 +377,7 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		     int timeout_ms, const sigset_t *mask)
 {
 	struct epoll_call e = { .epfd = epfd, .out = out, .max = max };
-	struct psock_waiter w = { .ops = &epoll_ops, .ctx = &e,
+	struct psock_waiter w = { .ctx = &e,
 				  .timeout_ms = timeout_ms, .mask = mask };
 
 	if (max <= 0) {
@@ -385,5 +385,5 @@ int psock_epoll_wait(int epfd, struct epoll_event *out, int max,
 		return -1;
 	}
 	STAT(ST_EPOLL);
-	return psock_wait(&w);
+	return psock_wait(&epoll_ops, &w);
 }

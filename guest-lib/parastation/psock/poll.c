@@ -175,7 +175,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 	short pstack[STACK_FDS];
 	struct poll_call p = { .fds = fds, .n = n, .kfds = kstack,
 			       .pass = pstack };
-	struct psock_waiter w = { .ops = &poll_ops, .ctx = &p,
+	struct psock_waiter w = { .ctx = &p,
 				  .timeout_ms = timeout_ms, .mask = mask };
 	int ret;
 
@@ -190,7 +190,7 @@ int psock_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 			return -1;
 		}
 	}
-	ret = psock_wait(&w);
+	ret = psock_wait(&poll_ops, &w);
 	if (p.kfds != kstack) {
 		free(p.kfds);
 		free(p.pass);

@@ -591,7 +591,6 @@ struct psock_wait_ops {
 	bool epoll;		/* its idle stalls count as epoll_wait's */
 };
 struct psock_waiter {
-	const struct psock_wait_ops *ops;
 	void *ctx;			/* the caller's */
 	int timeout_ms;			/* as poll's */
 	const sigset_t *mask;		/* as ppoll's, NULL: none */
@@ -602,12 +601,12 @@ struct psock_waiter {
 	bool kernel_woke;	/* the kernel spoke for one of ours: look again */
 };
 /*
- * Wait as w's caller asks: until something is ready, the timeout, or a
+ * Wait as ops and w ask: until something is ready, the timeout, or a
  * signal (-1 EINTR).  mask: the kernel's sleeps take it atomically, and a
  * signal it lets through that came while we checked the NIC is taken
  * with it, then EINTR.
  */
-int psock_wait(struct psock_waiter *w);
+int psock_wait(const struct psock_wait_ops *ops, struct psock_waiter *w);
 /* The kernel's poll() with that mask (ppoll), or without. */
 int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		      const sigset_t *mask);

@@ -243,11 +243,10 @@ int psock_mask_pending(const sigset_t *mask)
  * files are waited on beside ours and this call has not used up its
  * spin; else the sleep.
  */
-static enum psock_phase wait_phase(const struct psock_waiter *w, bool port,
-				   bool spun)
+static __always_inline enum psock_phase
+wait_phase(const struct psock_wait_ops *ops, const struct psock_waiter *w,
+	   bool port, bool spun)
 {
-	const struct psock_wait_ops *ops = w->ops;
-
 	if (!port)
 		return PSOCK_PHASE_SLEEP;	/* the kernel's files alone */
 	if (w->only_ours && ON(ops, PSOCK_PHASE_STALL) &&
@@ -281,9 +280,11 @@ static int sleep_setup(bool port, bool *watch, struct pollfd *wake,
 	return wait;
 }
 
-int psock_wait(struct psock_waiter *w)
+/* inline in each caller, with link-time optimisation (mk/ps-lib.mk): its
+ * look and ask become direct calls, and the phases it leaves off go */
+__always_inline int psock_wait(const struct psock_wait_ops *ops,
+			       struct psock_waiter *w)
 {
-	const struct psock_wait_ops *ops = w->ops;
 	int timeout_ms = w->timeout_ms;
 	int64_t deadline = timeout_ms > 0 ?
 			   psock_us_now() + timeout_ms * 1000LL : 0;
@@ -307,7 +308,7 @@ int psock_wait(struct psock_waiter *w)
 			break;
 		}
 		if (!ready && timeout_ms)
-			phase = wait_phase(w, port, spun);
+			phase = wait_phase(ops, w, port, spun);
 		if (phase == PSOCK_PHASE_SPIN) {
 			spin_for = spin_us();
 			if (spin_for && spin_end) {	/* this call spun before */
