@@ -60,6 +60,16 @@ typedef struct {
     AgentExecResult res;
 } ExecJob;
 
+/* The job's agent channel, opened again if it was given up. */
+static JsonChan *job_channel(ExecJob *job, GError **err)
+{
+    if (!job->ch) {
+        job->ch = agent_open(job->sock,
+                             g_get_monotonic_time() + AGENT_TIMEOUT_US, err);
+    }
+    return job->ch;
+}
+
 int cmd_exec(int argc, char **argv)
 {
     g_autofree char *name = NULL;
@@ -135,9 +145,7 @@ int cmd_exec(int argc, char **argv)
         job->node = g_array_index(nodes, int, j);
         job->sock = cluster_node_file(c, job->node, "qga.sock");
         g_clear_error(&err);
-        job->ch = agent_open(job->sock,
-                             g_get_monotonic_time() + AGENT_TIMEOUT_US, &err);
-        if (job->ch) {
+        if (job_channel(job, &err)) {
             job->pid = agent_exec_start(job->ch, remote, !detach, input,
                                         &err);
         }
@@ -167,12 +175,8 @@ int cmd_exec(int argc, char **argv)
                 continue;
             }
             g_clear_error(&err);
-            if (!job->ch) {
-                job->ch = agent_open(job->sock, g_get_monotonic_time() +
-                                     AGENT_TIMEOUT_US, &err);
-            }
-            if (job->ch && agent_exec_poll(job->ch, job->pid, &job->res,
-                                           &err)) {
+            if (job_channel(job, &err) &&
+                agent_exec_poll(job->ch, job->pid, &job->res, &err)) {
                 g_autofree char *prefix = many ? g_strdup_printf(
                                                      "node%d: ", job->node)
                                                : NULL;
@@ -197,11 +201,7 @@ int cmd_exec(int argc, char **argv)
                 g_autofree char *kill_cmd = g_strdup_printf(
                     "kill -9 %" G_GINT64_FORMAT, job->pid);
                 char *killer[] = { "/bin/sh", "-c", kill_cmd, NULL };
-                if (!job->ch) {
-                    job->ch = agent_open(job->sock, g_get_monotonic_time() +
-                                         AGENT_TIMEOUT_US, NULL);
-                }
-                if (job->ch) {
+                if (job_channel(job, NULL)) {
                     agent_exec_start(job->ch, killer, FALSE, NULL, NULL);
                 }
                 g_printerr("vcluster exec: node%d: timed out after %d s\n",

@@ -115,7 +115,8 @@ gboolean vc_name_valid(const char *name, GError **err);
 char *vc_cluster_dir(const char *name);
 /*
  * Hold cluster `name` against other vclusters that start or stop it
- * (up, run, down), until this process exits; wait at most timeout_s.
+ * (up, run, down), until this process exits; wait at most timeout_s
+ * (VCLUSTER_LOCK_TIMEOUT_S overrides it).
  * Without it, a `down` during an `up` removed the run directory under
  * the booting QEMUs, whose PIDs were then lost: orphan VMs.
  */
