@@ -12,8 +12,8 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * nodedeath sigstorm spin earlyclose (the default: all but death, idle
- * and nodedeath).
+ * nodedeath sigstorm spin earlyclose timewait (the default: all but
+ * death, idle and nodedeath).
  * "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
@@ -31,7 +31,10 @@
  * and over, as Open MPI's progress loop does.  "earlyclose": the client
  * closes a connection without reading anything (its server wrote
  * nothing); the server then reads the end and asks getpeername(), and
- * says what it got on a second connection.  A case starts with
+ * says what it got on a second connection.  "timewait": connections
+ * that end in each way a program ends one (see enum tw_mode); each side
+ * then reads its kernel's state of the connection in /proc/net/tcp: the
+ * side that closed first keeps TIME_WAIT.  A case starts with
  * one byte, its number, which the client writes before it reads
  * anything.
  */
@@ -65,7 +68,7 @@ static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
 	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
-	"sigstorm", "spin", "earlyclose",
+	"sigstorm", "spin", "earlyclose", "timewait",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -247,6 +250,116 @@ static void serve_early_close(int fd)
 		 err_name(rn), err_name(rp));
 }
 
+/*
+ * timewait: the ways a connection ends.  The kernel keeps TIME_WAIT on
+ * the side whose FIN went first; a server that has it cannot bind its
+ * port again at once without SO_REUSEADDR.
+ */
+enum tw_mode {
+	TW_CLIENT_CLOSE,	/* the client closes, then the server */
+	TW_SERVER_CLOSE,	/* the server closes, then the client */
+	TW_SHUTDOWN,		/* the client shuts down its side first */
+	TW_EXIT,		/* a client process exits without close() */
+	TW_FORKED,		/* the client's child, sharing it, closes last */
+	TW_BOTH,		/* both close as soon as they have the byte */
+	TW_MODES,
+	TW_REPORT = 255,	/* the server's states of the earlier ones */
+};
+
+static const char *const tw_names[TW_MODES] = {
+	"the client closes first", "the server closes first",
+	"the client shuts down first", "the client exits without close",
+	"the client's forked child closes last", "both close at once",
+};
+
+#define TW_STATE_LEN	16
+
+/* A connection as /proc/net/tcp names it: local, then remote */
+struct tw_tuple {
+	uint32_t addr[2];
+	uint16_t port[2];
+};
+
+static int tw_tuple_of(int fd, struct tw_tuple *t)
+{
+	struct sockaddr_in a[2];
+	socklen_t l0 = sizeof(a[0]), l1 = sizeof(a[1]);
+
+	if (getsockname(fd, (struct sockaddr *)&a[0], &l0) ||
+	    getpeername(fd, (struct sockaddr *)&a[1], &l1))
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		t->addr[i] = a[i].sin_addr.s_addr;
+		t->port[i] = ntohs(a[i].sin_port);
+	}
+	return 0;
+}
+
+/* The kernel's state of t (a /proc/net/tcp code), 0 if it has none */
+static unsigned int tw_state_now(const struct tw_tuple *t)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[256];
+	unsigned int st = 0, la, lp, ra, rp, s;
+
+	if (!f)
+		return 0;
+	while (!st && fgets(line, sizeof(line), f))
+		if (sscanf(line, " %*u: %x:%x %x:%x %x", &la, &lp, &ra, &rp,
+			   &s) == 5 && la == t->addr[0] && lp == t->port[0] &&
+		    ra == t->addr[1] && rp == t->port[1])
+			st = s;
+	fclose(f);
+	return st;
+}
+
+/* Its state once the end has settled: TIME_WAIT or gone ("closed"), or
+ * where it stuck after 5 s */
+static const char *tw_state(const struct tw_tuple *t)
+{
+	static const char *const names[] = {
+		"closed", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1",
+		"FIN_WAIT2", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK",
+		"LISTEN", "CLOSING",
+	};
+	unsigned int st = 0;
+
+	for (int i = 0; i < 250; i++) {
+		st = tw_state_now(t);
+		if (st == 0 || st == 6)
+			break;
+		msleep(20);
+	}
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
+static void serve_timewait(int fd)
+{
+	static struct tw_tuple seen[TW_MODES];
+	static bool have[TW_MODES];
+	char report[TW_MODES][TW_STATE_LEN] = { { 0 } };
+	uint8_t m, b;
+
+	if (read_all(fd, &m, 1) != 1)
+		return;
+	if (m == TW_REPORT) {
+		for (int i = 0; i < TW_MODES; i++)
+			snprintf(report[i], TW_STATE_LEN, "%s",
+				 have[i] ? tw_state(&seen[i]) : "none");
+		write_all(fd, report, sizeof(report));
+		memset(have, 0, sizeof(have));
+		return;
+	}
+	if (m >= TW_MODES)
+		return;
+	have[m] = !tw_tuple_of(fd, &seen[m]);
+	write_all(fd, "k", 1);
+	if (m == TW_SERVER_CLOSE || m == TW_BOTH)
+		return;			/* serve() closes it */
+	while (read(fd, &b, 1) > 0)	/* the client's end first */
+		;
+}
+
 static void serve(int fd, unsigned int c)
 {
 	uint8_t buf[4096];
@@ -325,6 +438,9 @@ static void serve(int fd, unsigned int c)
 		break;
 	case 25:	/* earlyclose: its report on the next connection */
 		serve_early_close(fd);
+		break;
+	case 26:
+		serve_timewait(fd);
 		break;
 	case 18:	/* death: 100 bytes, then this process dies */
 		fill(buf, 100, 0, 6);
@@ -1590,6 +1706,114 @@ static void case_spin(int fd)
 	close(pipefd[1]);
 }
 
+/* A timewait connection in mode m, up to the server's byte */
+static int tw_dial(enum tw_mode m, struct tw_tuple *t)
+{
+	uint8_t b = m;
+	int fd = dial(26, 0);
+
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, &b, 1) || read_all(fd, &b, 1) != 1 || b != 'k' ||
+	    tw_tuple_of(fd, t)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Mode m on the client's side; 0 when its end went as the mode says */
+static int tw_client(enum tw_mode m, struct tw_tuple *t)
+{
+	int pipefd[2], status, fd = -1;
+	uint8_t b;
+	pid_t pid;
+
+	if (m == TW_EXIT) {	/* the child's connection: its tuple back */
+		if (pipe(pipefd))
+			return -1;
+		pid = fork();
+		if (pid == 0) {
+			fd = tw_dial(m, t);
+			exit(fd < 0 || write_all(pipefd[1], t, sizeof(*t)) ?
+			     1 : 0);	/* fd left open */
+		}
+		close(pipefd[1]);
+		status = pid < 0 || read_all(pipefd[0], t, sizeof(*t)) != 1;
+		close(pipefd[0]);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return status ? -1 : 0;
+	}
+	fd = tw_dial(m, t);
+	if (fd < 0)
+		return -1;
+	switch (m) {
+	case TW_SERVER_CLOSE:	/* its end, then ours */
+		status = read(fd, &b, 1);
+		close(fd);
+		return status ? -1 : 0;
+	case TW_SHUTDOWN:
+		status = shutdown(fd, SHUT_WR) || read(fd, &b, 1);
+		close(fd);
+		return status ? -1 : 0;
+	case TW_FORKED:		/* the child holds it: our close ends nothing */
+		pid = fork();
+		if (pid == 0) {
+			msleep(300);
+			close(fd);
+			_exit(0);
+		}
+		close(fd);
+		if (pid < 0)
+			return -1;
+		waitpid(pid, NULL, 0);
+		return 0;
+	default:
+		close(fd);
+		return 0;
+	}
+}
+
+static void case_timewait(void)
+{
+	struct tw_tuple t[TW_MODES];
+	char report[TW_MODES][TW_STATE_LEN] = { { 0 } };
+	const char *mine[TW_MODES];
+	bool ok[TW_MODES];
+	uint8_t b = TW_REPORT;
+	int fd;
+
+	for (int m = 0; m < TW_MODES; m++)
+		ok[m] = !tw_client(m, &t[m]);
+	for (int m = 0; m < TW_MODES; m++)
+		mine[m] = ok[m] ? tw_state(&t[m]) : "failed";
+	fd = dial(26, 0);
+	if (fd < 0 || write_all(fd, &b, 1) ||
+	    read_all(fd, report, sizeof(report)) != 1)
+		memset(report, 0, sizeof(report));
+	if (fd >= 0)
+		close(fd);
+	for (int m = 0; m < TW_MODES; m++) {
+		const char *theirs = report[m][0] ? report[m] : "no report";
+		bool first_client = m != TW_SERVER_CLOSE;
+
+		report[m][TW_STATE_LEN - 1] = 0;
+		if (m == TW_BOTH) {	/* who went first is the network's */
+			CHECK(ok[m] && (!strcmp(mine[m], "TIME_WAIT") ||
+					!strcmp(theirs, "TIME_WAIT")),
+			      "timewait: %s: TIME_WAIT on one side at least",
+			      tw_names[m]);
+			continue;
+		}
+		CHECK(ok[m] && !strcmp(first_client ? mine[m] : theirs,
+				       "TIME_WAIT") &&
+		      !strcmp(first_client ? theirs : mine[m], "closed"),
+		      "timewait: %s: client %s, server %s", tw_names[m],
+		      mine[m], theirs);
+	}
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1613,7 +1837,7 @@ static int client(const char *host, int port, char **names, int count)
 		if (!want)
 			continue;
 		if (c != 2 && c != 9 && c != 10 && c != 13 && c != 16 &&
-		    c != 17) {
+		    c != 17 && c != 26) {
 			fd = dial(c, 0);
 			if (fd < 0) {
 				CHECK(0, "%s: connect: %s", cases[c],
@@ -1648,6 +1872,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 23: case_sigstorm(fd); break;
 		case 24: case_spin(fd); break;
 		case 25: case_early_close(fd); fd = -1; break;
+		case 26: case_timewait(); break;
 		}
 		if (fd >= 0)
 			close(fd);

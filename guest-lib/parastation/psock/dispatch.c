@@ -99,6 +99,7 @@ static void dispatch(unsigned int from, int fport, const uint8_t *buf,
 		break;
 	case PSOCK_FIN:
 		c->fin_got = true;
+		c->kernel_woke = true;	/* its kernel FIN may be in: look */
 		c->news_in++;
 		break;
 	case PSOCK_RST:

@@ -50,7 +50,8 @@ void psock_say_stats(void)
 		  "vain %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu, signals put off %lu, stalls of a spinner "
-		  "%lu (in epoll_wait %lu)", psock_stats[ST_POLL],
+		  "%lu (in epoll_wait %lu), ends held for the kernel's FIN %lu",
+		  psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
 		  psock_stats[ST_POLL_SPIN], psock_stats[ST_POLL_SPUN],
@@ -58,5 +59,5 @@ void psock_say_stats(void)
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT],
 		  psock_stats[ST_SIG_DEFERRED], psock_stats[ST_IDLE_STALL],
-		  psock_stats[ST_IDLE_STALL_EPOLL]);
+		  psock_stats[ST_IDLE_STALL_EPOLL], psock_stats[ST_END_HELD]);
 }

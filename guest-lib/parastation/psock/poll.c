@@ -87,11 +87,6 @@ static int poll_look(struct psock_waiter *w)
 		struct psock_conn *c = psock_get(fd->fd);
 		short watch, rev;
 
-		/* the last sleep's answer for a file we watched for ourselves */
-		if (c && w->kernel_woke && p->pass[i] >= 0 &&
-		    (k->revents & ~p->pass[i]))
-			c->kernel_woke = true;
-
 		*k = (struct pollfd){ .fd = fd->fd };
 		fd->revents = 0;
 		rev = c ? psock_events(fd->fd, c, fd->events, &watch,
@@ -116,6 +111,20 @@ static int poll_look(struct psock_waiter *w)
 	psock_unlock();
 	p->ready = ready;
 	return ready;
+}
+
+/* The kernel answered for fd, one of ours, what we watched for ourselves:
+ * its connection looks at the kernel socket next (even when this call
+ * returns now, on an answer that passes to the program too). */
+static void kernel_spoke(int fd, struct psock_waiter *w)
+{
+	struct psock_conn *c;
+
+	psock_lock();
+	c = psock_get(fd);
+	if (c)
+		c->kernel_woke = w->kernel_woke = true;
+	psock_unlock();
 }
 
 /* The ask: the kernel's answers beside ours; how many fds are ready. */
@@ -151,7 +160,8 @@ static int poll_ask(struct psock_waiter *w, struct pollfd *wake, int nwake,
 			p->fds[i].revents = got;
 		} else {
 			p->fds[i].revents |= got & (p->pass[i] | POLLNVAL);
-			w->kernel_woke |= !!(got & ~p->pass[i]);
+			if (got & ~p->pass[i])
+				kernel_spoke(p->fds[i].fd, w);
 		}
 		ret += !!p->fds[i].revents;
 	}

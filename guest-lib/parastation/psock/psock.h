@@ -153,6 +153,7 @@ struct psock_conn {
 	uint64_t rx_win;	/* rx_used last told to the peer */
 	/* what ends the reading side, or both, besides the data */
 	bool fin_got;
+	bool end_held;		/* its end waited for the kernel's FIN */
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
@@ -222,6 +223,7 @@ enum {
 	ST_SIG_DEFERRED,	/* signals deferred till psock_unlock() */
 	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
 	ST_IDLE_STALL_EPOLL,	/* ... of them, in epoll_wait */
+	ST_END_HELD,		/* ends held for the kernel's FIN (stream.c) */
 	ST_N
 };
 extern unsigned long psock_stats[ST_N];

@@ -31,6 +31,7 @@ static bool rx_on_kernel(const struct psock_conn *c)
 static bool rx_waits_on_port(const struct psock_conn *c)
 {
 	return !rx_on_kernel(c) && !c->eof_ms && !c->kernel_woke &&
+	       !c->fin_got &&
 	       c->state != PSOCK_INHERITED && psock_port_now();
 }
 
@@ -62,12 +63,23 @@ bool psock_eof_pending(const struct psock_conn *c)
 	       psock_ms_now() - c->eof_ms < PSOCK_EOF_GRACE_MS;
 }
 
-/* Nothing more will come over ports: FIN, or the peer is gone. */
+/*
+ * Nothing more will come: the peer's FIN over ports and the end of its
+ * kernel stream, or that end alone for the grace time (the peer is gone).
+ * A FIN over ports overtakes the kernel's: were the end shown at once,
+ * this side could close before the peer's kernel FIN arrived, and both
+ * kernels would see a simultaneous close (TIME_WAIT on both sides, where
+ * it belongs to the side that closed first).
+ */
 static bool rx_ended(int fd, struct psock_conn *c)
 {
 	watch_kernel_end(fd, c);
+	if (c->fin_got && !c->eof_ms && !c->reset && !c->end_held) {
+		c->end_held = true;
+		STAT(ST_END_HELD);
+	}
 	if (c->fin_got)
-		return true;
+		return c->eof_ms || c->reset;
 	return c->eof_ms && psock_ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS;
 }
 
@@ -585,9 +597,10 @@ short psock_events(int fd, struct psock_conn *c, short events, short *watch,
 	}
 	if (c->reset)
 		rev |= POLLERR;
-	if (c->fin_got && (events & POLLRDHUP) && !c->rx_bytes)
+	if ((events & POLLRDHUP) && !c->rx_bytes && c->fin_got &&
+	    rx_ended(fd, c))
 		rev |= POLLRDHUP;
-	if (c->fin_got && psock_tx_shut(c) && !c->rx_bytes)
+	if (psock_tx_shut(c) && !c->rx_bytes && c->fin_got && rx_ended(fd, c))
 		rev |= POLLHUP;
 	return rev;
 }
