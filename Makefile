@@ -19,6 +19,9 @@
 #                         -> build/bench/sockets.tsv, sockets.png
 #   make bench-sockets-lockstep  the same in virtual time, one lock-step run
 #                         -> build/bench/sockets-lockstep.tsv, .png
+#   make bench-apps       mpipattern and hpcc on 4 nodes over kernel TCP and
+#                         ParaStation sockets, exec answer times
+#                         -> build/bench/apps.tsv
 #   make V=1 ...          full commands instead of "  CC  path" lines
 
 B := build
@@ -62,7 +65,7 @@ TGR_QL_HDR := include/vcluster/tgr_qlogic.h
 QEMU := $(B)/qemu/qemu-system-x86_64
 IMAGE := $(B)/image/initramfs.cpio.gz
 
-.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets bench-sockets-lockstep clean distclean
+.PHONY: all deps qemu qemu-asan fuzz fuzz-devices tools image check check-unit check-qtest check-host check-fresh demo bench bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets bench-sockets-lockstep bench-apps clean distclean
 
 all: qemu tools image
 
@@ -308,7 +311,7 @@ demo: deps
 	@./scripts/demo.sh
 
 bench: bench-platform bench-ps1 bench-myri bench-tgr bench-rv32 bench-lockstep bench-sockets \
-	bench-sockets-lockstep
+	bench-sockets-lockstep bench-apps
 
 bench-platform: all
 	@./tests/bench/platform.sh
@@ -333,6 +336,9 @@ bench-sockets: all
 
 bench-sockets-lockstep: all
 	@./tests/bench/sockets-lockstep.sh
+
+bench-apps: all
+	@./tests/bench/apps.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/lib $(B)/bin $(B)/tests $(B)/guest $(B)/image $(B)/bench

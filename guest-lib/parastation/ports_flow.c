@@ -604,7 +604,8 @@ int ports_acquire(ps_port_t *p, unsigned int d, uint32_t k, uint32_t msgid,
 		ports_ctl_flush(p);
 		r = try_acquire(p, d, k, msgid);
 		ev = pl->npend ? PS_HAL_RX | PS_HAL_TX : PS_HAL_RX;
-		if (!r && deadline && t >= deadline) {
+		if (!r && (timeout_ms == PS_PORT_NO_WAIT ||
+			   (deadline && t >= deadline))) {
 			stalled = -1;
 			err = ETIMEDOUT;
 		}

@@ -94,10 +94,14 @@ int ps_port_send(ps_port_t *p, unsigned int dest, int dport, const void *buf,
 		 size_t len);
 /*
  * ps_port_send(), but the wait for room at dest lasts at most timeout_ms
- * (-1 forever): ETIMEDOUT, and nothing was sent.  Once room is there the
- * message goes whole.  For callers that must notice a receiver that is
- * gone (nobody on its node takes in packets any more).
+ * (-1 forever; PS_PORT_NO_WAIT none: room now, after taking in what has
+ * arrived, or ETIMEDOUT, with the request for room on its way so that a
+ * later try may find it): ETIMEDOUT, and nothing was sent.  Once room is
+ * there the message goes whole.  For callers that must notice a receiver
+ * that is gone (nobody on its node takes in packets any more), or must
+ * not wait on one.
  */
+#define PS_PORT_NO_WAIT	(-2)
 int ps_port_send_timed(ps_port_t *p, unsigned int dest, int dport,
 		       const void *buf, size_t len, int timeout_ms);
 

@@ -12,8 +12,8 @@
  *
  * Cases: echo bulk nonblock peek halfclose iov poll dup names errors
  * refused epoll fork bound udp opts exec daemon death idle signal threads
- * nodedeath sigstorm spin earlyclose timewait (the default: all but
- * death, idle and nodedeath).
+ * nodedeath sigstorm spin earlyclose timewait forkserve (the default:
+ * all but death, idle and nodedeath).
  * "fork": the server forks a child to serve what it accepts
  * on PORT + 2, before either touches the connection (a forking server's
  * usual way).  "exec": a child of the client execs this program
@@ -34,7 +34,13 @@
  * says what it got on a second connection.  "timewait": connections
  * that end in each way a program ends one (see enum tw_mode); each side
  * then reads its kernel's state of the connection in /proc/net/tcp: the
- * side that closed first keeps TIME_WAIT.  A case starts with
+ * side that closed first keeps TIME_WAIT.  "forkserve": FORKSERVE_ROUNDS
+ * times, a request on a new connection (to PORT + 4) that the server's
+ * child serves as qperf's does: the parent, which has not touched it,
+ * closes its copy and waits for the child, the
+ * child sends the port of a new listener and waits in accept() for the
+ * client's data connection (both outside the library while the client
+ * reads).  A case starts with
  * one byte, its number, which the client writes before it reads
  * anything.
  */
@@ -68,7 +74,7 @@ static const char *const cases[] = {
 	"echo", "bulk", "nonblock", "peek", "halfclose", "iov", "poll", "dup",
 	"names", "errors", "refused", "epoll", "fork", "bound", "udp", "opts",
 	"exec", "daemon", "death", "idle", "signal", "threads", "nodedeath",
-	"sigstorm", "spin", "earlyclose", "timewait",
+	"sigstorm", "spin", "earlyclose", "timewait", "forkserve",
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 #define BULK (4u << 20)
@@ -464,6 +470,41 @@ static int listener(int port)
 	return s;
 }
 
+/* forkserve: as qperf's server, a child per request; see the top */
+#define FORKSERVE_ROUNDS	200
+#define FORKSERVE_WRITES	16
+
+static void serve_forkserve(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	uint8_t buf[512];
+	uint16_t port;
+	int l, d = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		l = listener(0);
+		if (read_all(fd, buf, 1) == 1 &&
+		    !getsockname(l, (struct sockaddr *)&a, &len)) {
+			port = a.sin_port;
+			if (!write_all(fd, &port, sizeof(port)))
+				d = accept(l, NULL, NULL);
+		}
+		close(l);
+		for (int i = 0; d >= 0 && i < FORKSERVE_WRITES; i++)
+			if (read_all(d, buf, sizeof(buf)) != 1 ||
+			    write_all(d, buf, sizeof(buf)))
+				break;
+		while (d >= 0 && read(d, buf, 1) > 0)	/* its end */
+			;
+		_exit(0);
+	}
+	close(fd);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
 /* "fork": a child serves the new connection (echo), the parent closes */
 static void serve_forked(int fd)
 {
@@ -480,8 +521,9 @@ static void serve_forked(int fd)
 
 static __attribute__((noreturn)) void server(int port)
 {
-	struct pollfd l[2] = { { .fd = listener(port), .events = POLLIN },
-			       { .fd = listener(port + 2), .events = POLLIN } };
+	struct pollfd l[3] = { { .fd = listener(port), .events = POLLIN },
+			       { .fd = listener(port + 2), .events = POLLIN },
+			       { .fd = listener(port + 4), .events = POLLIN } };
 
 	signal(SIGCHLD, SIG_IGN);	/* the "fork" case's children */
 	printf("listening on %d\n", port);
@@ -490,8 +532,14 @@ static __attribute__((noreturn)) void server(int port)
 		int fd;
 		uint8_t c;
 
-		if (poll(l, 2, -1) < 1)
+		if (poll(l, 3, -1) < 1)
 			continue;
+		if (l[2].revents) {	/* forkserve: unread, to a child */
+			fd = accept(l[2].fd, NULL, NULL);
+			if (fd >= 0)
+				serve_forkserve(fd);	/* closes it */
+			continue;
+		}
 		if (l[1].revents) {
 			fd = accept(l[1].fd, NULL, NULL);
 			if (fd >= 0) {
@@ -523,6 +571,8 @@ static int dial(unsigned int c, int flags)
 		return -1;
 	if (!strcmp(cases[c], "fork"))
 		to.sin_port = htons(ntohs(peer.sin_port) + 2);
+	if (!strcmp(cases[c], "forkserve"))
+		to.sin_port = htons(ntohs(peer.sin_port) + 4);
 	if (connect(fd, (struct sockaddr *)&to, sizeof(to)) &&
 	    errno != EINPROGRESS) {
 		close(fd);
@@ -1814,6 +1864,46 @@ static void case_timewait(void)
 	}
 }
 
+/* One forkserve request: the port of the child's listener, then 16
+ * echoes on a connection to it; 0 when all went. */
+static int forkserve_once(void)
+{
+	struct sockaddr_in to = peer;
+	uint8_t out[512], in[512];
+	uint16_t port;
+	int fd = dial(27, 0), d = -1, bad = 1;
+
+	if (fd < 0)
+		return -1;
+	if (read_all(fd, &port, sizeof(port)) == 1) {	/* asked by dial() */
+		to.sin_port = port;
+		d = socket(AF_INET, SOCK_STREAM, 0);
+		if (d >= 0 && !connect(d, (struct sockaddr *)&to, sizeof(to)))
+			bad = 0;
+	}
+	for (int i = 0; !bad && i < FORKSERVE_WRITES; i++) {
+		fill(out, sizeof(out), i, 27);
+		bad = write_all(d, out, sizeof(out)) ||
+		      read_all(d, in, sizeof(in)) != 1 ||
+		      memcmp(in, out, sizeof(in));
+	}
+	if (d >= 0)
+		close(d);
+	close(fd);
+	return bad ? -1 : 0;
+}
+
+static void case_forkserve(void)
+{
+	int round = 0;
+
+	while (round < FORKSERVE_ROUNDS && !forkserve_once())
+		round++;
+	CHECK(round == FORKSERVE_ROUNDS,
+	      "forkserve: %d requests, each served by a child of the server that waits in accept()",
+	      round);
+}
+
 static int client(const char *host, int port, char **names, int count)
 {
 	struct addrinfo hints = { .ai_family = AF_INET,
@@ -1837,7 +1927,7 @@ static int client(const char *host, int port, char **names, int count)
 		if (!want)
 			continue;
 		if (c != 2 && c != 9 && c != 10 && c != 13 && c != 16 &&
-		    c != 17 && c != 26) {
+		    c != 17 && c != 26 && c != 27) {
 			fd = dial(c, 0);
 			if (fd < 0) {
 				CHECK(0, "%s: connect: %s", cases[c],
@@ -1873,6 +1963,7 @@ static int client(const char *host, int port, char **names, int count)
 		case 24: case_spin(fd); break;
 		case 25: case_early_close(fd); fd = -1; break;
 		case 26: case_timewait(); break;
+		case 27: case_forkserve(); break;
 		}
 		if (fd >= 0)
 			close(fd);

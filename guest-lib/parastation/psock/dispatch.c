@@ -122,6 +122,8 @@ size_t psock_pump_into(const struct psock_conn *c, void *buf, size_t room,
 		psock_claim();
 	if (!psock_port_ours)
 		return 0;
+	if (psock_owed_conns)
+		psock_owed_send();
 	/* we go on after a fork: the child may not adopt */
 	if (psock_port_state == PSOCK_PORT_FORKED) {
 		ps_port_touch(psock_port_ours);

@@ -50,7 +50,8 @@ void psock_say_stats(void)
 		  "vain %lu), epoll %lu "
 		  "(slept %lu), messages in %lu, out %lu, slow sends %lu, "
 		  "read waits %lu, signals put off %lu, stalls of a spinner "
-		  "%lu (in epoll_wait %lu), ends held for the kernel's FIN %lu",
+		  "%lu (in epoll_wait %lu), ends held for the kernel's FIN %lu, "
+		  "messages of ours put off for room %lu",
 		  psock_stats[ST_POLL],
 		  psock_stats[ST_POLL_SLEEP], psock_stats[ST_POLL_NIC],
 		  psock_stats[ST_POLL_BELL], psock_stats[ST_POLL_UNASKED],
@@ -59,5 +60,6 @@ void psock_say_stats(void)
 		  psock_stats[ST_MSG_IN], psock_stats[ST_MSG_OUT],
 		  psock_stats[ST_SEND_SLOW], psock_stats[ST_RECV_WAIT],
 		  psock_stats[ST_SIG_DEFERRED], psock_stats[ST_IDLE_STALL],
-		  psock_stats[ST_IDLE_STALL_EPOLL], psock_stats[ST_END_HELD]);
+		  psock_stats[ST_IDLE_STALL_EPOLL], psock_stats[ST_END_HELD],
+		  psock_stats[ST_OWED]);
 }

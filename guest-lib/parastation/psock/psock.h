@@ -151,6 +151,8 @@ struct psock_conn {
 	uint64_t rx_got;	/* over ports, in all */
 	uint64_t rx_used;	/* of those, consumed by the program */
 	uint64_t rx_win;	/* rx_used last told to the peer */
+	uint8_t owed;		/* PSOCK_OWED_*: the library's messages that
+				 * found no room at the peer's node */
 	/* what ends the reading side, or both, besides the data */
 	bool fin_got;
 	bool end_held;		/* its end waited for the kernel's FIN */
@@ -164,6 +166,14 @@ struct psock_conn {
 
 	/* ---- a datagram socket ---- */
 	struct psock_udp udp;
+};
+
+/* The library's own messages wait for no room at the peer's node: the
+ * call that makes them (often a read) must not wait on processes there,
+ * which may all sit in the kernel outside the library. */
+enum psock_owed {
+	PSOCK_OWED_SWITCH = 1,
+	PSOCK_OWED_WIN = 2,
 };
 
 static inline bool psock_tx_on_ports(const struct psock_conn *c)
@@ -224,6 +234,7 @@ enum {
 	ST_IDLE_STALL,		/* stalls of a thread that spun (wait.c) */
 	ST_IDLE_STALL_EPOLL,	/* ... of them, in epoll_wait */
 	ST_END_HELD,		/* ends held for the kernel's FIN (stream.c) */
+	ST_OWED,		/* SWITCH and WIN put off for room (send.c) */
 	ST_N
 };
 extern unsigned long psock_stats[ST_N];
@@ -393,6 +404,12 @@ int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
 int psock_data_send(struct psock_conn *c, const void *buf, size_t len);
 /* Our direction moves to ports: the peer reads tx_kernel bytes first. */
 void psock_switch_tx(struct psock_conn *c);
+/* The peer hears how much the program consumed (WIN). */
+void psock_win_send(struct psock_conn *c);
+/* Connections that owe the peer a SWITCH or a WIN (struct psock_conn's
+ * owed): they go from the pump, once there is room. */
+extern unsigned int psock_owed_conns PSOCK_HIDDEN;
+void psock_owed_send(void);
 
 /* ---- chunk.c; with psock_lock() held ---- */
 /* len bytes at the end of c's chunks (a datagram: from src_node, src_port);

@@ -102,18 +102,101 @@ int psock_data_send(struct psock_conn *c, const void *buf, size_t len)
 	return msg_out(c, PSOCK_DATA_HDR + len);
 }
 
+unsigned int psock_owed_conns;
+
+static void owe(struct psock_conn *c, uint8_t what)
+{
+	if (!(c->owed & what))
+		STAT(ST_OWED);
+	if (!c->owed)
+		psock_owed_conns++;
+	c->owed |= what;
+}
+
+static void paid(struct psock_conn *c, uint8_t what)
+{
+	c->owed &= ~what;
+}
+
+/*
+ * A message of the library's own to c's peer, without waiting for room
+ * there (enum psock_owed): qperf's client, reading the port its server's
+ * child sent, waited for room for its SWITCH at a node whose processes
+ * were in accept() and waitpid(), which waited for the client.  false:
+ * not sent (no room yet, or c is reset).
+ */
+static bool ctl_send(struct psock_conn *c, uint8_t type, uint64_t count)
+{
+	struct psock_msg m = {
+		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
+		.sconn = c->id, .snonce = c->nonce, .count = count,
+	};
+
+	STAT(ST_MSG_OUT);
+	if (!ps_port_send_timed(psock_port_ours, c->peer_node, c->peer_port,
+				&m, sizeof(m), PS_PORT_NO_WAIT))
+		return true;
+	if (errno != ETIMEDOUT) {
+		psock_say("conn %u: send to node %u port %d: %s", c->id,
+		    c->peer_node, c->peer_port, strerror(errno));
+		c->reset = true;
+	}
+	return false;
+}
+
 /* Our direction moves to ports: the peer reads tx_kernel bytes first. */
 void psock_switch_tx(struct psock_conn *c)
 {
 	bool shut = c->tx_state == PSOCK_TX_KERNEL_SHUT;
 
-	if (psock_tx_on_ports(c) ||
-	    psock_msg_send(c, PSOCK_SWITCH, c->tx_kernel, NULL, 0, 0))
+	if (psock_tx_on_ports(c) || c->reset)
 		return;
+	if (!ctl_send(c, PSOCK_SWITCH, c->tx_kernel)) {
+		if (!c->reset)	/* till then our bytes go on the kernel */
+			owe(c, PSOCK_OWED_SWITCH);
+		return;
+	}
+	paid(c, PSOCK_OWED_SWITCH);
 	c->tx_state = shut ? PSOCK_TX_PORTS_SHUT : PSOCK_TX_PORTS;
 	psock_alive_start(c);
 	psock_say("conn %u: sends over ports after %llu kernel bytes", c->id,
 	    (unsigned long long)c->tx_kernel);
 	if (shut)	/* shut down before: nothing will follow */
 		psock_msg_send(c, PSOCK_FIN, 0, NULL, 0, 0);
+}
+
+void psock_win_send(struct psock_conn *c)
+{
+	if (!c->peer_known || c->reset)
+		return;
+	if (ctl_send(c, PSOCK_WIN, c->rx_used)) {
+		c->rx_win = c->rx_used;
+		paid(c, PSOCK_OWED_WIN);
+	} else if (!c->reset) {
+		owe(c, PSOCK_OWED_WIN);
+	}
+}
+
+/* From the pump: what is owed, again; the count is made anew, so that
+ * connections closed meanwhile drop out of it. */
+void psock_owed_send(void)
+{
+	unsigned int still = 0;
+
+	for (uint32_t id = 0; id < psock_conn_limit(); id++) {
+		struct psock_conn *c = psock_conn_at(id);
+
+		if (!c || !c->owed)
+			continue;
+		if (c->reset || c->state == PSOCK_KERNEL) {
+			c->owed = 0;
+			continue;
+		}
+		if (c->owed & PSOCK_OWED_SWITCH)
+			psock_switch_tx(c);
+		if ((c->owed & PSOCK_OWED_WIN) && !c->reset)
+			psock_win_send(c);
+		still += !!c->owed;
+	}
+	psock_owed_conns = still;
 }

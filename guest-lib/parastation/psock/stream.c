@@ -114,9 +114,8 @@ static int iov_from(const struct iovec *iov, int iovcnt, size_t skip,
 static inline void rx_consumed(struct psock_conn *c, size_t n)
 {
 	c->rx_used += n;
-	if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4 && c->peer_known &&
-	    !c->reset && !psock_msg_send(c, PSOCK_WIN, c->rx_used, NULL, 0, 0))
-		c->rx_win = c->rx_used;
+	if (c->rx_used - c->rx_win >= PSOCK_WINDOW / 4)
+		psock_win_send(c);
 }
 
 /* Copy up to the iovec's room from the chunks; consume unless peek. */
