@@ -30,9 +30,10 @@ run_pair() {
 }
 
 check "$mode: psocktest on the kernel: every case ok" run_pair kernel 7300 ""
+# a server listens on PORT, PORT + 2 (fork) and PORT + 4 (forkserve)
 port=7300
 for hal in ps1 myri; do
-	port=$((port + 1))
+	port=$((port + 20))
 	check "$mode: $hal: psocktest under psrun: every case ok" \
 		run_pair "$hal" $port "psrun --hal $hal"
 	check "$mode: $hal: the library's lines are the kernel's" \
