@@ -132,10 +132,11 @@ static bool ctl_send(struct psock_conn *c, uint8_t type, uint64_t count)
 		.sconn = c->id, .snonce = c->nonce, .count = count,
 	};
 
-	STAT(ST_MSG_OUT);
 	if (!ps_port_send_timed(psock_port_ours, c->peer_node, c->peer_port,
-				&m, sizeof(m), PS_PORT_NO_WAIT))
+				&m, sizeof(m), PS_PORT_NO_WAIT)) {
+		STAT(ST_MSG_OUT);
 		return true;
+	}
 	if (errno != ETIMEDOUT) {
 		psock_say("conn %u: send to node %u port %d: %s", c->id,
 		    c->peer_node, c->peer_port, strerror(errno));
@@ -190,6 +191,10 @@ void psock_owed_send(void)
 			continue;
 		if (c->reset || c->state == PSOCK_KERNEL) {
 			c->owed = 0;
+			continue;
+		}
+		if (c->state == PSOCK_INHERITED) {	/* once adopted */
+			still++;
 			continue;
 		}
 		if (c->owed & PSOCK_OWED_SWITCH)
