@@ -348,18 +348,12 @@ static int epoll_ask(struct psock_waiter *w, struct pollfd *wake, int nwake,
 		return got ? got : -1;
 	w->kernel_woke = false;
 	for (int i = 0; i < n; i++) {
-		struct psock_conn *c;
-
 		if (!IS_TAGGED(kev[i].data.u64)) {
 			e->out[got++] = kev[i];
 			continue;
 		}
 		/* our connection's kernel socket: look at it */
-		psock_lock();
-		c = psock_get((int)(uint32_t)kev[i].data.u64);
-		if (c)
-			c->kernel_woke = w->kernel_woke = true;
-		psock_unlock();
+		psock_kernel_spoke((int)(uint32_t)kev[i].data.u64, w);
 	}
 	return got;
 }

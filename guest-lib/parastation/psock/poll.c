@@ -113,20 +113,6 @@ static int poll_look(struct psock_waiter *w)
 	return ready;
 }
 
-/* The kernel answered for fd, one of ours, what we watched for ourselves:
- * its connection looks at the kernel socket next (even when this call
- * returns now, on an answer that passes to the program too). */
-static void kernel_spoke(int fd, struct psock_waiter *w)
-{
-	struct psock_conn *c;
-
-	psock_lock();
-	c = psock_get(fd);
-	if (c)
-		c->kernel_woke = w->kernel_woke = true;
-	psock_unlock();
-}
-
 /* The ask: the kernel's answers beside ours; how many fds are ready. */
 static int poll_ask(struct psock_waiter *w, struct pollfd *wake, int nwake,
 		    int wait_ms, int64_t *asked_us)
@@ -161,7 +147,7 @@ static int poll_ask(struct psock_waiter *w, struct pollfd *wake, int nwake,
 		} else {
 			p->fds[i].revents |= got & (p->pass[i] | POLLNVAL);
 			if (got & ~p->pass[i])
-				kernel_spoke(p->fds[i].fd, w);
+				psock_kernel_spoke(p->fds[i].fd, w);
 		}
 		ret += !!p->fds[i].revents;
 	}

@@ -155,7 +155,6 @@ struct psock_conn {
 				 * found no room at the peer's node */
 	/* what ends the reading side, or both, besides the data */
 	bool fin_got;
-	bool end_held;		/* its end waited for the kernel's FIN */
 	bool reset;		/* RST from the peer, or the kernel's */
 	bool kernel_woke;	/* the kernel socket woke a wait: ask it */
 	int64_t eof_ms;		/* the kernel stream ended then, 0: not */
@@ -626,6 +625,10 @@ struct psock_waiter {
  * with it, then EINTR.
  */
 int psock_wait(const struct psock_wait_ops *ops, struct psock_waiter *w);
+/* An ask's kernel answer for fd, one of ours, beyond what passes to the
+ * program: its connection looks at its kernel socket next, even when
+ * this call returns now; and the engine looks again.  Takes the lock. */
+void psock_kernel_spoke(int fd, struct psock_waiter *w);
 /* The kernel's poll() with that mask (ppoll), or without. */
 int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		      const sigset_t *mask);

@@ -70,13 +70,20 @@ static void put_data_hdr(const struct psock_conn *c)
 	memcpy(psock_msgbuf, &h, sizeof(h));
 }
 
-int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
-		    const struct iovec *iov, int iovcnt, size_t len)
+/* The header of a message of type other than DATA from c to its peer */
+static struct psock_msg msg_header(const struct psock_conn *c, uint8_t type,
+				   uint64_t count)
 {
-	struct psock_msg m = {
+	return (struct psock_msg){
 		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
 		.sconn = c->id, .snonce = c->nonce, .count = count,
 	};
+}
+
+int psock_msg_send(struct psock_conn *c, uint8_t type, uint64_t count,
+		    const struct iovec *iov, int iovcnt, size_t len)
+{
+	struct psock_msg m = msg_header(c, type, count);
 	size_t off = sizeof(m);
 
 	if (type == PSOCK_DATA) {
@@ -127,10 +134,7 @@ static void paid(struct psock_conn *c, uint8_t what)
  */
 static bool ctl_send(struct psock_conn *c, uint8_t type, uint64_t count)
 {
-	struct psock_msg m = {
-		.type = type, .dconn = c->peer_conn, .dnonce = c->peer_nonce,
-		.sconn = c->id, .snonce = c->nonce, .count = count,
-	};
+	struct psock_msg m = msg_header(c, type, count);
 
 	if (!ps_port_send_timed(psock_port_ours, c->peer_node, c->peer_port,
 				&m, sizeof(m), PS_PORT_NO_WAIT)) {

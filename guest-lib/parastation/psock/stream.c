@@ -48,6 +48,8 @@ static void watch_kernel_end(int fd, struct psock_conn *c)
 	n = sys_recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0) {
 		c->eof_ms = psock_ms_now();
+		if (c->fin_got)		/* the end waited for it (rx_ended()) */
+			STAT(ST_END_HELD);
 	} else if (n > 0) {
 		psock_say("conn %u: data on the kernel after the switch; reset",
 		    c->id);
@@ -74,10 +76,6 @@ bool psock_eof_pending(const struct psock_conn *c)
 static bool rx_ended(int fd, struct psock_conn *c)
 {
 	watch_kernel_end(fd, c);
-	if (c->fin_got && !c->eof_ms && !c->reset && !c->end_held) {
-		c->end_held = true;
-		STAT(ST_END_HELD);
-	}
 	if (c->fin_got)
 		return c->eof_ms || c->reset;
 	return c->eof_ms && psock_ms_now() - c->eof_ms >= PSOCK_EOF_GRACE_MS;

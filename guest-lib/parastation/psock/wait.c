@@ -211,6 +211,17 @@ static bool idle_stall(const struct psock_wait_ops *ops)
 	return stall;
 }
 
+void psock_kernel_spoke(int fd, struct psock_waiter *w)
+{
+	struct psock_conn *c;
+
+	psock_lock();
+	c = psock_get(fd);
+	if (c)
+		c->kernel_woke = w->kernel_woke = true;
+	psock_unlock();
+}
+
 int psock_kernel_poll(struct pollfd *fds, nfds_t n, int timeout_ms,
 		      const sigset_t *mask)
 {
